@@ -1,0 +1,71 @@
+// swift-tools-version: 6.1
+//
+// StateBus: SwiftUI's state model across process boundaries, over ZeroMQ.
+// The dependency arrows point one way: CZeroMQ <- ZeroMQ <- StateBus, StateBusWire <- StateBus.
+
+import PackageDescription
+
+let package = Package(
+    name: "StateBus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
+        .library(name: "StateBusWire", targets: ["StateBusWire"]),
+        .library(name: "StateBus", targets: ["StateBus"]),
+        .executable(name: "statebus", targets: ["statebus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
+        .systemLibrary(
+            name: "CZeroMQ",
+            pkgConfig: "libzmq",
+            providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
+        ),
+        // The safe Swift wrapper of libzmq. Knows nothing about state sync.
+        .target(
+            name: "ZeroMQ",
+            dependencies: ["CZeroMQ"]
+        ),
+        // Wire messages generated from proto/statebus.proto, and the Value codec.
+        // Knows nothing about sockets.
+        .target(
+            name: "StateBusWire",
+            dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Generated/statebus.proto.sha256"]
+        ),
+        // Host, replica, bindings.
+        .target(
+            name: "StateBus",
+            dependencies: [
+                "ZeroMQ", "StateBusWire",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command-line tool.
+        .executableTarget(
+            name: "statebus",
+            dependencies: [
+                "StateBus", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(
+            name: "StateBusWireTests",
+            dependencies: [
+                "StateBusWire",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(name: "StateBusTests", dependencies: ["StateBus", "ZeroMQ", "StateBusWire"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "statebus"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,42 @@
+#ifndef STATEBUS_CZEROMQ_SHIM_H
+#define STATEBUS_CZEROMQ_SHIM_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <zmq.h>
+#include <errno.h>
+#include <pthread.h>
+#ifdef __linux__
+#include <sys/eventfd.h>
+#endif
+
+/* Draft options that libzmq 4.3 accepts but does not declare without ZMQ_BUILD_DRAFT_API. */
+#ifndef ZMQ_ZAP_ENFORCE_DOMAIN
+#define ZMQ_ZAP_ENFORCE_DOMAIN 93
+#endif
+#ifndef ZMQ_RECONNECT_STOP
+#define ZMQ_RECONNECT_STOP 109
+#endif
+
+/* errno is a macro on glibc; Swift imports it through Glibc, but a plain function keeps
+   the ZeroMQ module independent of the platform overlay. */
+static inline int czmq_errno(void) { return zmq_errno(); }
+
+/* The I/O loop wakes its poll through an eventfd: cheaper than an inproc socket pair. */
+static inline int czmq_wake_fd(void) {
+#ifdef __linux__
+    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+#else
+    return -1;
+#endif
+}
+
+/* Names the calling thread (Linux keeps 15 characters), for top -H and debuggers. */
+static inline void czmq_name_thread(const char *name) {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), name);
+#endif
+}
+
+#endif

@@ -1,0 +1,151 @@
+import CZeroMQ
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An I/O loop: a thread of its own that owns a set of sockets and polls them.
+///
+/// libzmq sockets must stay on one thread, and `zmq_poll` blocks, so neither belongs on
+/// Swift's cooperative pool. An `IOLoop` runs the poll on a dedicated thread; the rest of
+/// the program hands it work with ``execute(_:)`` or ``submit(_:)``, which run closures on
+/// the loop thread with a ``LoopThread`` to create sockets, register read handlers and
+/// timers. ``AsyncSocket`` builds an `AsyncSequence` bridge on top.
+///
+/// The loop wakes for new work through an eventfd, and only when it is asleep in the poll:
+/// a burst of `execute` calls costs one wake-up.
+///
+/// ``shutdown()`` stops the loop promptly, runs the shutdown hooks, closes every registered
+/// socket and joins the thread, so terminating the context afterwards does not hang.
+public final class IOLoop: Sendable {
+    /// The context the loop's sockets are made in.
+    public let context: Context
+
+    struct PendingWork: Sendable {
+        let run: @Sendable (LoopThread) -> Void
+        /// Called instead of `run` when the loop stops first, so no caller waits forever.
+        let cancel: (@Sendable () -> Void)?
+    }
+
+    struct Shared {
+        var work: [PendingWork] = []
+        var sleeping = false
+        var stopping = false
+    }
+
+    let shared = Mutex(Shared())
+    let wakeFD: Int32
+    private let thread: Mutex<JoinableThread?> = Mutex(nil)
+    private let threadID = Atomic<UInt>(0)
+
+    /// Starts a loop thread.
+    /// - Parameters:
+    ///   - context: the context for the loop's sockets.
+    ///   - name: the thread's name, shown by `top -H`.
+    /// - Throws: `ZeroMQError` if an eventfd cannot be made.
+    public init(context: Context, name: String = "zmq-io") throws(ZeroMQError) {
+        self.context = context
+        let fd = czmq_wake_fd()
+        guard fd >= 0 else { throw ZeroMQError(code: errno, operation: "eventfd") }
+        wakeFD = fd
+        let started = JoinableThread(name: name) { [self] in
+            self.threadID.store(UInt(pthread_self()), ordering: .releasing)
+            LoopThread(loop: self).run()
+        }
+        thread.withLock { $0 = started }
+    }
+
+    deinit {
+        close(wakeFD)
+    }
+
+    /// Whether the caller is running on the loop thread.
+    public var isOnLoopThread: Bool {
+        threadID.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    /// Runs `work` on the loop thread, soon, in the order of calls.
+    /// - Parameter work: receives the ``LoopThread`` to use sockets, handlers and timers.
+    /// - Returns: `false` if the loop has shut down and the work will not run.
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable (LoopThread) -> Void) -> Bool {
+        enqueue(PendingWork(run: work, cancel: nil))
+    }
+
+    private func enqueue(_ work: PendingWork) -> Bool {
+        let mustWake = shared.withLock { state -> Bool? in
+            if state.stopping { return nil }
+            state.work.append(work)
+            if state.sleeping {
+                state.sleeping = false
+                return true
+            }
+            return false
+        }
+        guard let mustWake else { return false }
+        if mustWake { wake() }
+        return true
+    }
+
+    /// Runs `work` on the loop thread and returns its result.
+    /// - Parameter work: the work, given the ``LoopThread``.
+    /// - Returns: what `work` returns.
+    /// - Throws: what `work` throws, or ``IOLoopError/shutDown`` if the loop has stopped.
+    public func submit<Result: Sendable>(
+        _ work: @escaping @Sendable (LoopThread) throws -> Result
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
+            let accepted = enqueue(PendingWork(
+                run: { thread in continuation.resume(with: Swift.Result { try work(thread) }) },
+                cancel: { continuation.resume(throwing: IOLoopError.shutDown) }
+            ))
+            if !accepted { continuation.resume(throwing: IOLoopError.shutDown) }
+        }
+    }
+
+    /// Stops the loop: pending work is dropped, shutdown hooks run on the loop thread, every
+    /// registered socket is closed, and the thread is joined. Safe to call more than once and
+    /// from any thread except the loop's own (there it only asks the loop to stop).
+    public func shutdown() {
+        let first = shared.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        if first { wake() }
+        if isOnLoopThread { return }
+        let joining = thread.withLock { current -> JoinableThread? in
+            defer { current = nil }
+            return current
+        }
+        joining?.join()
+    }
+
+    /// Whether ``shutdown()`` has been called.
+    public var isShutDown: Bool { shared.withLock { $0.stopping } }
+
+    func wake() {
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, MemoryLayout<UInt64>.size)
+    }
+
+    func drainWake() {
+        var value: UInt64 = 0
+        _ = read(wakeFD, &value, MemoryLayout<UInt64>.size)
+    }
+}
+
+/// Errors of the I/O loop itself.
+public enum IOLoopError: Error, Sendable, CustomStringConvertible {
+    /// The loop was shut down; the work did not run.
+    case shutDown
+
+    /// What happened.
+    public var description: String {
+        switch self {
+        case .shutDown: "the I/O loop has shut down; create a new one to use sockets again"
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Testing
+import ZeroMQ
+
+@Suite("The async bridge: an I/O loop thread and AsyncSequence receive")
+struct AsyncBridgeTests {
+    @Test("100,000 messages arrive in order, none lost")
+    func orderedDelivery() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let pull = try await AsyncSocket(loop: loop, type: .pull, receiveBufferLimit: 1000)
+        let push = try await AsyncSocket(loop: loop, type: .push)
+        try await push.connect(try await pull.bind("tcp://127.0.0.1:*"))
+        let total = 100_000
+        let sender = Task {
+            for index in 0..<total {
+                var value = UInt32(index).littleEndian
+                try push.send(withUnsafeBytes(of: &value) { Array($0) })
+            }
+        }
+        var expected: UInt32 = 0
+        for await frames in pull.messages {
+            let value = frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
+            #expect(UInt32(littleEndian: value) == expected)
+            if UInt32(littleEndian: value) != expected { break }
+            expected += 1
+            if expected == total { break }
+        }
+        try await sender.value
+        #expect(expected == UInt32(total))
+        #expect(push.failedSends == 0)
+    }
+
+    @Test("a DEALER's sends before its peer exists are kept and delivered")
+    func sendsBeforeConnection() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let dealer = try await AsyncSocket(loop: loop, type: .dealer)
+        let path = "ipc://\(TemporaryFolder.make().path)/late"
+        try await dealer.withSocket { try $0.set(.immediate, true) }
+        try await dealer.connect(path)
+        for index in 0..<10 { try dealer.send([UInt8(index)]) }
+        let router = try await AsyncSocket(loop: loop, type: .router)
+        _ = try await router.bind(path)
+        var seen: [UInt8] = []
+        for await frames in router.messages {
+            seen.append(frames[1][0])
+            if seen.count == 10 { break }
+        }
+        #expect(seen == Array(0..<10))
+    }
+
+    @Test("cancelling a receiving task ends its iteration")
+    func cancellation() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let pull = try await AsyncSocket(loop: loop, type: .pull)
+        _ = try await pull.bind("inproc://cancel-test")
+        let receiver = Task { () -> Int in
+            var count = 0
+            for await _ in pull.messages { count += 1 }
+            return count
+        }
+        receiver.cancel()
+        #expect(await receiver.value == 0)
+    }
+
+    @Test("shutting the loop down while traffic flows returns promptly and ends receivers")
+    func shutdownUnderLoad() async throws {
+        let context = try Context()
+        let loop = try IOLoop(context: context)
+        let pull = try await AsyncSocket(loop: loop, type: .pull, receiveBufferLimit: 100)
+        let push = try await AsyncSocket(loop: loop, type: .push)
+        try await push.connect(try await pull.bind("tcp://127.0.0.1:*"))
+        let sender = Task {
+            while !Task.isCancelled {
+                do { try push.send(Array(repeating: 0, count: 64)) } catch { return }
+                await Task.yield()
+            }
+        }
+        let firstArrived = AsyncStream<Void>.makeStream()
+        let receiver = Task { () -> Int in
+            var count = 0
+            for await _ in pull.messages {
+                count += 1
+                if count == 1 { firstArrived.continuation.finish() }
+            }
+            return count
+        }
+        // Readiness: traffic is really flowing before the shutdown starts.
+        for await _ in firstArrived.stream {}
+        let clock = ContinuousClock()
+        let took = await clock.measure { loop.shutdown() }
+        #expect(took < .seconds(5))
+        #expect(await receiver.value >= 1)  // ends because the loop finished the sequence
+        sender.cancel()
+        #expect(throws: IOLoopError.shutDown) { try push.send([1]) }
+        await #expect(throws: IOLoopError.self) { _ = try await pull.bind("inproc://after") }
+        context.terminate()  // no hang: the loop closed its sockets
+    }
+
+    @Test("submit runs on the loop thread and returns the result")
+    func submit() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        #expect(!loop.isOnLoopThread)
+        let onLoop = try await loop.submit { thread in thread.loop.isOnLoopThread }
+        #expect(onLoop)
+    }
+
+    @Test("timers fire on the loop thread, repeating until cancelled")
+    func timers() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let fired = AsyncStream<Int>.makeStream()
+        _ = try await loop.submit { thread in
+            let ticker = Ticker()
+            ticker.id = thread.scheduleTimer(after: .milliseconds(1), repeating: .milliseconds(1)) {
+                ticker.count += 1
+                fired.continuation.yield(ticker.count)
+                if ticker.count == 3, let id = ticker.id {
+                    thread.cancelTimer(id)
+                    fired.continuation.finish()
+                }
+            }
+        }
+        var seen: [Int] = []
+        for await count in fired.stream { seen.append(count) }
+        #expect(seen == [1, 2, 3])
+    }
+}
+
+/// Counts timer ticks on the loop thread.
+private final class Ticker {
+    var count = 0
+    var id: LoopThread.TimerID?
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs what StateBus needs to build and test, when it is missing. Idempotent: a second
+# run installs nothing. Uses apt-get as root, sudo otherwise, and says what to do when
+# neither works.
+#
+#   deploy/setup.sh              libzmq (libzmq3-dev) and pkg-config
+#   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
+set -euo pipefail
+
+want_protoc=no
+for arg in "$@"; do
+  case "$arg" in
+    --protoc) want_protoc=yes ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if ! pkg-config --exists libzmq 2>/dev/null; then missing+=(libzmq3-dev); fi
+if [ "$want_protoc" = yes ] && ! command -v protoc >/dev/null 2>&1; then missing+=(protobuf-compiler); fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    as_root=()
+  elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    as_root=(sudo)
+  else
+    echo "setup: cannot install ${missing[*]}: not root and no password-less sudo." >&2
+    echo "       Run as root:  apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "setup: no apt-get here. Install libzmq (4.3 or later) and pkg-config with your package manager" >&2
+    echo "       (Homebrew: brew install zeromq pkg-config), then run this again." >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  # Refresh the package lists only when a plain install cannot find the packages.
+  if ! "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1; then
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" apt-get install -y -qq "${missing[@]}"
+  fi
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: 'swift' is not on PATH. Install Swift 6 (https://www.swift.org/install/linux/) and run this again." >&2
+  exit 1
+fi
+echo "setup: ready (libzmq $(pkg-config --modversion libzmq), $(swift --version 2>/dev/null | head -n 1))"
