@@ -745,42 +745,35 @@ public nonisolated struct Statebus_V1_Publication: Sendable {
 
   public var protocolVersion: UInt32 = 0
 
-  public var body: Statebus_V1_Publication.OneOf_Body? = nil
-
-  public var update: Statebus_V1_UpdateBatch {
-    get {
-      if case .update(let v)? = body {return v}
-      return Statebus_V1_UpdateBatch()
-    }
-    set {body = .update(newValue)}
-  }
+  /// Consecutive batches of the object named in the topic, in sequence order. A host packs
+  /// the batches applied in one wake-up into one publication; each batch still applies
+  /// atomically and on its own.
+  public var updates: [Statebus_V1_UpdateBatch] = []
 
   public var heartbeat: Statebus_V1_Heartbeat {
-    get {
-      if case .heartbeat(let v)? = body {return v}
-      return Statebus_V1_Heartbeat()
-    }
-    set {body = .heartbeat(newValue)}
+    get {_heartbeat ?? Statebus_V1_Heartbeat()}
+    set {_heartbeat = newValue}
   }
+  /// Returns true if `heartbeat` has been explicitly set.
+  public var hasHeartbeat: Bool {self._heartbeat != nil}
+  /// Clears the value of `heartbeat`. Subsequent reads from it will return its default value.
+  public mutating func clearHeartbeat() {self._heartbeat = nil}
 
   public var joinMarker: Statebus_V1_JoinMarker {
-    get {
-      if case .joinMarker(let v)? = body {return v}
-      return Statebus_V1_JoinMarker()
-    }
-    set {body = .joinMarker(newValue)}
+    get {_joinMarker ?? Statebus_V1_JoinMarker()}
+    set {_joinMarker = newValue}
   }
+  /// Returns true if `joinMarker` has been explicitly set.
+  public var hasJoinMarker: Bool {self._joinMarker != nil}
+  /// Clears the value of `joinMarker`. Subsequent reads from it will return its default value.
+  public mutating func clearJoinMarker() {self._joinMarker = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Body: Equatable, Sendable {
-    case update(Statebus_V1_UpdateBatch)
-    case heartbeat(Statebus_V1_Heartbeat)
-    case joinMarker(Statebus_V1_JoinMarker)
-
-  }
-
   public init() {}
+
+  fileprivate var _heartbeat: Statebus_V1_Heartbeat? = nil
+  fileprivate var _joinMarker: Statebus_V1_JoinMarker? = nil
 }
 
 /// Changes applied together at one sequence number.
@@ -1926,7 +1919,7 @@ nonisolated extension Statebus_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Publication"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}update\0\u{1}heartbeat\0\u{3}join_marker\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}updates\0\u{1}heartbeat\0\u{3}join_marker\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1935,45 +1928,9 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
-      case 10: try {
-        var v: Statebus_V1_UpdateBatch?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .update(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .update(v)
-        }
-      }()
-      case 11: try {
-        var v: Statebus_V1_Heartbeat?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .heartbeat(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .heartbeat(v)
-        }
-      }()
-      case 12: try {
-        var v: Statebus_V1_JoinMarker?
-        var hadOneofValue = false
-        if let current = self.body {
-          hadOneofValue = true
-          if case .joinMarker(let m) = current {v = m}
-        }
-        try decoder.decodeSingularMessageField(value: &v)
-        if let v = v {
-          if hadOneofValue {try decoder.handleConflictingOneOf()}
-          self.body = .joinMarker(v)
-        }
-      }()
+      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.updates) }()
+      case 11: try { try decoder.decodeSingularMessageField(value: &self._heartbeat) }()
+      case 12: try { try decoder.decodeSingularMessageField(value: &self._joinMarker) }()
       default: break
       }
     }
@@ -1987,27 +1944,23 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
     if self.protocolVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 1)
     }
-    switch self.body {
-    case .update?: try {
-      guard case .update(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
-    }()
-    case .heartbeat?: try {
-      guard case .heartbeat(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    }()
-    case .joinMarker?: try {
-      guard case .joinMarker(let v)? = self.body else { preconditionFailure() }
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    }()
-    case nil: break
+    if !self.updates.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.updates, fieldNumber: 10)
     }
+    try { if let v = self._heartbeat {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    } }()
+    try { if let v = self._joinMarker {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Statebus_V1_Publication, rhs: Statebus_V1_Publication) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
-    if lhs.body != rhs.body {return false}
+    if lhs.updates != rhs.updates {return false}
+    if lhs._heartbeat != rhs._heartbeat {return false}
+    if lhs._joinMarker != rhs._joinMarker {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,111 @@
+import Synchronization
+
+/// Tells any number of observers which properties changed, coalescing bursts: a slow
+/// observer gets the union of what changed since it last looked, never a backlog.
+///
+/// Memory per observer is bounded by the number of properties, whatever the change rate.
+final class ChangeFeed: Sendable {
+    final class Subscriber: Sendable {
+        struct State {
+            var pending: Set<String> = []
+            var waiting: CheckedContinuation<Set<String>?, Never>?
+            var finished = false
+        }
+        let state = Mutex(State())
+
+        func notify(_ names: Set<String>) {
+            let resume = state.withLock { state -> (CheckedContinuation<Set<String>?, Never>, Set<String>)? in
+                if state.finished { return nil }
+                state.pending.formUnion(names)
+                guard let waiting = state.waiting, !state.pending.isEmpty else { return nil }
+                state.waiting = nil
+                defer { state.pending = [] }
+                return (waiting, state.pending)
+            }
+            if let (continuation, names) = resume { continuation.resume(returning: names) }
+        }
+
+        func finish() {
+            let waiting = state.withLock { state in
+                state.finished = true
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume(returning: nil)
+        }
+
+        func next() async -> Set<String>? {
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Set<String>?, Never>) in
+                    let immediate = state.withLock { state -> Set<String>?? in
+                        if !state.pending.isEmpty {
+                            defer { state.pending = [] }
+                            return .some(state.pending)
+                        }
+                        if state.finished || Task.isCancelled { return .some(nil) }
+                        state.waiting = continuation
+                        return .none
+                    }
+                    if let immediate { continuation.resume(returning: immediate) }
+                }
+            } onCancel: {
+                finish()
+            }
+        }
+    }
+
+    private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
+    private let closed = Mutex(false)
+
+    /// Tells every observer that `names` changed.
+    func notify(_ names: Set<String>) {
+        guard !names.isEmpty else { return }
+        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.notify(names) }
+    }
+
+    /// Ends every observation.
+    func finish() {
+        closed.withLock { $0 = true }
+        let all = subscribers.withLock { all in
+            defer { all.removeAll() }
+            return Array(all.values)
+        }
+        for subscriber in all { subscriber.finish() }
+    }
+
+    func subscribe() -> Subscriber {
+        let subscriber = Subscriber()
+        if closed.withLock({ $0 }) {
+            subscriber.finish()
+        } else {
+            subscribers.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
+        }
+        return subscriber
+    }
+
+    func unsubscribe(_ subscriber: Subscriber) {
+        _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
+    }
+}
+
+/// The names of properties that changed, coalesced: each element is everything that
+/// changed since the previous one was taken. Ends when its source closes.
+public struct PropertyChanges: AsyncSequence, Sendable {
+    let feed: ChangeFeed
+
+    /// Starts observing; changes made before this call are not reported.
+    public func makeAsyncIterator() -> Iterator { Iterator(feed: feed, subscriber: feed.subscribe()) }
+
+    /// Awaits the next set of changed property names.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        let feed: ChangeFeed
+        let subscriber: ChangeFeed.Subscriber
+
+        /// The properties changed since the last call, or `nil` at the end.
+        public mutating func next() async -> Set<String>? {
+            let names = await subscriber.next()
+            if names == nil { feed.unsubscribe(subscriber) }
+            return names
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Logging
+
+/// How a host listens and behaves. The defaults suit one machine.
+public struct HostConfiguration: Sendable {
+    /// The control endpoint (ROUTER) to bind. Default: `ipc://` in the runtime folder.
+    public var controlEndpoint: String
+    /// The updates endpoint (XPUB) to bind. Default: `ipc://` beside the control socket.
+    public var updatesEndpoint: String
+    /// The updates endpoint to announce to views, when it differs from the bound one
+    /// (a NAT, a forwarder). `nil`: the bound endpoint, with a wildcard host replaced by
+    /// the host the view used to reach the control endpoint.
+    public var advertisedUpdatesEndpoint: String?
+    /// A name for logs and the welcome.
+    public var name: String
+    /// How often an idle host publishes a heartbeat; `nil` turns heartbeats off.
+    public var heartbeatInterval: Duration?
+    /// The largest request the host accepts; larger ones are refused with `tooLarge`.
+    public var maxMessageBytes: Int
+    /// Properties per snapshot chunk.
+    public var snapshotChunkSize: Int
+    /// Where the host logs.
+    public var logger: Logger
+
+    /// Creates a configuration.
+    /// - Parameters:
+    ///   - name: the host's name; default endpoints are derived from it.
+    ///   - controlEndpoint: where views connect; default `ipc://<runtime>/<name>.control`.
+    ///   - updatesEndpoint: where updates are published; default `ipc://<runtime>/<name>.updates`.
+    ///   - heartbeatInterval: idle heartbeat interval (default 500 ms); `nil` disables.
+    ///   - maxMessageBytes: largest accepted request (default 4 MiB).
+    ///   - logger: where to log (default: a logger labelled "statebus.host").
+    public init(
+        name: String = "statebus",
+        controlEndpoint: String? = nil,
+        updatesEndpoint: String? = nil,
+        heartbeatInterval: Duration? = .milliseconds(500),
+        maxMessageBytes: Int = 4 << 20,
+        logger: Logger = Logger(label: "statebus.host")
+    ) {
+        self.name = name
+        let folder = RuntimeFolder.path
+        self.controlEndpoint = controlEndpoint ?? "ipc://\(folder)/\(name).control"
+        self.updatesEndpoint = updatesEndpoint ?? Self.derivedUpdatesEndpoint(from: controlEndpoint, folder: folder, name: name)
+        self.heartbeatInterval = heartbeatInterval
+        self.maxMessageBytes = maxMessageBytes
+        self.snapshotChunkSize = 1000
+        self.logger = logger
+    }
+
+    /// The updates endpoint that goes with a control endpoint: the same transport.
+    static func derivedUpdatesEndpoint(from control: String?, folder: String, name: String) -> String {
+        guard let control else { return "ipc://\(folder)/\(name).updates" }
+        if control.hasPrefix("tcp://"), let colon = control.lastIndex(of: ":") {
+            return String(control[..<colon]) + ":*"
+        }
+        if control.hasPrefix("ipc://") { return control + ".updates" }
+        if control.hasPrefix("inproc://") { return control + ".updates" }
+        return "ipc://\(folder)/\(name).updates"
+    }
+}
+
+/// The per-user folder for default ipc endpoints: `$XDG_RUNTIME_DIR/statebus`, or
+/// `/tmp/statebus-<uid>` when there is no runtime directory.
+public enum RuntimeFolder {
+    /// The folder's path; created on first use.
+    public static var path: String {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_RUNTIME_DIR"].map { "\($0)/statebus" } ?? "/tmp/statebus-\(getuid())"
+        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return base
+    }
+}

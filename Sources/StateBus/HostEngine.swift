@@ -1,0 +1,298 @@
+import Foundation
+import Logging
+import StateBusWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// The host's protocol engine: its sockets and every message it handles. Lives on the
+/// host's I/O loop thread only, so it needs no locks of its own (the shared object state
+/// is in ``HostState``).
+final class HostEngine {
+    let state: HostState
+    let configuration: HostConfiguration
+    let counters: HostCounters
+    let control: Socket
+    let updates: Socket
+    let controlEndpoint: String
+    let updatesEndpoint: String
+    private var lastPublish = ContinuousClock.now
+    private let welcome: Statebus_V1_Welcome
+    private var logger: Logger { configuration.logger }
+
+    /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
+    /// recurse deeply.
+    static let decodingOptions: BinaryDecodingOptions = {
+        var options = BinaryDecodingOptions()
+        options.messageDepthLimit = 64
+        return options
+    }()
+
+    init(thread: LoopThread, state: HostState, objects: [ObjectDefinition], configuration: HostConfiguration, counters: HostCounters) throws {
+        self.state = state
+        self.configuration = configuration
+        self.counters = counters
+        control = try Socket(context: thread.context, type: .router)
+        updates = try Socket(context: thread.context, type: .xpub)
+        // libzmq drops anything above this before we see it; our own, lower limit answers
+        // with a clear `tooLarge` error instead.
+        try control.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 4 + 4096)
+        try control.set(.routerMandatory, true)
+        try control.set(.routerHandover, true)
+        try control.set(.sendHighWaterMark, 100_000)
+        try updates.set(.xpubVerbose, true)
+        try updates.set(.sendHighWaterMark, 100_000)
+        try updates.set(.linger, 200)
+        try Self.prepareFolder(for: configuration.controlEndpoint)
+        try Self.prepareFolder(for: configuration.updatesEndpoint)
+        controlEndpoint = try control.bind(configuration.controlEndpoint)
+        updatesEndpoint = try updates.bind(configuration.updatesEndpoint)
+
+        var welcome = Statebus_V1_Welcome()
+        welcome.epoch = state.epoch
+        welcome.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
+        welcome.hostName = configuration.name
+        welcome.objects = objects.map(\.schema)
+        welcome.heartbeatIntervalMs = configuration.heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
+        welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
+        self.welcome = welcome
+
+        thread.register(control) { [unowned self] in self.controlReadable() }
+        thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
+        if let interval = configuration.heartbeatInterval {
+            thread.scheduleTimer(after: interval, repeating: interval) { [unowned self] in self.heartbeatIfIdle(interval) }
+        }
+    }
+
+    /// ipc endpoints need their folder to exist.
+    static func prepareFolder(for endpoint: String) throws {
+        guard endpoint.hasPrefix("ipc://") else { return }
+        let path = String(endpoint.dropFirst("ipc://".count))
+        let folder = (path as NSString).deletingLastPathComponent
+        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+    }
+
+    // MARK: Control channel
+
+    private func controlReadable() {
+        for _ in 0..<256 {
+            let frames: [ZeroMQ.Message]
+            do {
+                guard let received = try control.tryReceiveMultipart() else { return }
+                frames = received
+            } catch {
+                return
+            }
+            counters.requests.add(1, ordering: .relaxed)
+            guard frames.count == 2 else {
+                counters.badMessages.add(1, ordering: .relaxed)
+                if let identity = frames.first?.bytes, frames.count > 2 {
+                    reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
+                }
+                continue
+            }
+            handle(identity: frames[0].bytes, payload: frames[1])
+        }
+    }
+
+    private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
+        guard payload.count <= configuration.maxMessageBytes else {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(to: identity, requestID: 0, error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this host accepts at most \(configuration.maxMessageBytes)"))
+            return
+        }
+        let request: Statebus_V1_Request
+        do {
+            request = try payload.withUnsafeBytes { bytes in
+                try Statebus_V1_Request(
+                    serializedBytes: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count, deallocator: .none),
+                    options: Self.decodingOptions
+                )
+            }
+        } catch {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
+            return
+        }
+        guard request.protocolVersion == StateBusWire.protocolVersion else {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(to: identity, requestID: request.requestID, error: StateBusError(.unsupportedVersion, "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusWire.protocolVersion)"))
+            return
+        }
+        switch request.body {
+        case .hello:
+            var reply = Statebus_V1_Reply()
+            reply.welcome = welcome
+            send(reply, to: identity, requestID: request.requestID)
+        case .snapshot(let snapshot):
+            sendSnapshot(of: snapshot.object, to: identity, requestID: request.requestID)
+        case .write(let write):
+            handleWrite(write, from: identity, requestID: request.requestID)
+        case .ping:
+            var reply = Statebus_V1_Reply()
+            var pong = Statebus_V1_Pong()
+            pong.epoch = state.epoch
+            reply.pong = pong
+            send(reply, to: identity, requestID: request.requestID)
+        case .goodbye:
+            break
+        case .none:
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(to: identity, requestID: request.requestID, error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
+        }
+    }
+
+    private func handleWrite(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
+        var writeReply = Statebus_V1_WriteReply()
+        writeReply.writeID = write.writeID
+        // Unknown fields mean a client built for another schema: refuse rather than guess.
+        if !write.unknownFields.data.isEmpty || write.changes.contains(where: { !$0.unknownFields.data.isEmpty }) {
+            counters.badMessages.add(1, ordering: .relaxed)
+            writeReply.rejection = StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
+        } else {
+            let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
+            do {
+                let result = try state.apply(write.changes.map(PropertyChange.init(wire:)), to: write.object, fromView: origin, writeID: write.writeID)
+                publishPending()
+                counters.writesAccepted.add(1, ordering: .relaxed)
+                writeReply.accepted = true
+                writeReply.sequence = result.sequence
+            } catch {
+                counters.writesRejected.add(1, ordering: .relaxed)
+                writeReply.rejection = error.wire
+            }
+        }
+        var reply = Statebus_V1_Reply()
+        reply.writeReply = writeReply
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    private func sendSnapshot(of object: String, to identity: [UInt8], requestID: UInt64) {
+        guard let store = state.inner.withLock({ $0.stores[object] }) else {
+            reply(to: identity, requestID: requestID, error: StateBusError(.unknownObject, "this host serves no object '\(object)'", object: object))
+            return
+        }
+        let properties = store.propertyStates
+        let chunkSize = max(1, configuration.snapshotChunkSize)
+        var index = 0
+        var start = 0
+        repeat {
+            let end = min(properties.count, start + chunkSize)
+            var chunk = Statebus_V1_SnapshotChunk()
+            chunk.object = object
+            chunk.epoch = state.epoch
+            chunk.sequence = store.sequence
+            chunk.chunkIndex = UInt32(index)
+            chunk.last = end == properties.count
+            chunk.properties = Array(properties[start..<end])
+            var reply = Statebus_V1_Reply()
+            reply.snapshotChunk = chunk
+            // A view too slow to take its snapshot times out and asks again.
+            guard send(reply, to: identity, requestID: requestID) else { return }
+            index += 1
+            start = end
+        } while start < properties.count
+    }
+
+    private func reply(to identity: [UInt8], requestID: UInt64, error: StateBusError) {
+        var reply = Statebus_V1_Reply()
+        reply.error = error.wire
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    @discardableResult
+    private func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
+        var reply = reply
+        reply.protocolVersion = StateBusWire.protocolVersion
+        reply.requestID = requestID
+        do {
+            let bytes: [UInt8] = try reply.serializedBytes()
+            guard try control.send(identity, more: true, wait: false) else {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+                return false
+            }
+            try control.send(bytes, wait: false)
+            return true
+        } catch {
+            // The view has gone (router-mandatory reports it); nothing to do but count it.
+            counters.droppedMessages.add(1, ordering: .relaxed)
+            return false
+        }
+    }
+
+    // MARK: Updates channel
+
+    /// Publishes every queued batch: consecutive batches of one object share a publication.
+    func publishPending() {
+        let pending = state.takeUnpublished()
+        guard !pending.isEmpty else { return }
+        var start = 0
+        while start < pending.count {
+            let object = pending[start].object
+            var end = start + 1
+            while end < pending.count, end - start < 512, pending[end].object == object { end += 1 }
+            var publication = Statebus_V1_Publication()
+            publication.protocolVersion = StateBusWire.protocolVersion
+            publication.updates = pending[start..<end].map(\.batch)
+            start = end
+            if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
+                counters.publicationsToDrop.subtract(1, ordering: .relaxed)
+                continue  // fault injection: lost on the wire
+            }
+            publish(publication, topic: Topic.updates(object))
+        }
+    }
+
+    private func publish(_ publication: Statebus_V1_Publication, topic: [UInt8]) {
+        lastPublish = .now
+        do {
+            let bytes: [UInt8] = try publication.serializedBytes()
+            if try updates.send(multipart: [topic, bytes], wait: false) {
+                counters.publications.add(1, ordering: .relaxed)
+            } else {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+            }
+        } catch {
+            counters.droppedMessages.add(1, ordering: .relaxed)
+        }
+    }
+
+    private func subscriptionsReadable() {
+        for _ in 0..<256 {
+            guard let message = try? updates.tryReceive() else { return }
+            let bytes = message.bytes
+            // A subscription is 0x01 + topic. A join topic gets its marker at once: the
+            // view then knows its subscriptions are live and asks for its snapshot.
+            guard bytes.first == 1, bytes.count > 1 else { continue }
+            let topic = Array(bytes.dropFirst())
+            guard topic.starts(with: Topic.joinPrefix), topic.last == 0 else { continue }
+            var marker = Statebus_V1_JoinMarker()
+            marker.viewID = String(decoding: topic.dropFirst(Topic.joinPrefix.count).dropLast(), as: UTF8.self)
+            marker.epoch = state.epoch
+            var publication = Statebus_V1_Publication()
+            publication.protocolVersion = StateBusWire.protocolVersion
+            publication.joinMarker = marker
+            publish(publication, topic: topic)
+        }
+    }
+
+    private func heartbeatIfIdle(_ interval: Duration) {
+        // Publish anything queued first, so a heartbeat never announces a sequence whose
+        // batch has not gone out yet.
+        publishPending()
+        guard ContinuousClock.now - lastPublish >= interval else { return }
+        var heartbeat = Statebus_V1_Heartbeat()
+        heartbeat.epoch = state.epoch
+        heartbeat.sequences = state.inner.withLock { inner in
+            inner.stores.values.map { store in
+                var sequence = Statebus_V1_ObjectSequence()
+                sequence.object = store.definition.name
+                sequence.sequence = store.sequence
+                return sequence
+            }
+        }
+        var publication = Statebus_V1_Publication()
+        publication.protocolVersion = StateBusWire.protocolVersion
+        publication.heartbeat = heartbeat
+        publish(publication, topic: Topic.heartbeat)
+    }
+}

@@ -1,0 +1,76 @@
+import StateBusWire
+import Synchronization
+
+/// The host's objects and its queue of applied-but-unpublished batches, under one lock, so
+/// that sequence numbers are assigned and queued in the same order from any thread.
+final class HostState: Sendable {
+    struct Inner {
+        var stores: [String: ObjectStore]
+        /// Batches in sequence order per object, waiting for the loop to publish them.
+        var unpublished: [(object: String, batch: Statebus_V1_UpdateBatch)] = []
+        var publishScheduled = false
+    }
+
+    let epoch: UInt64
+    let inner: Mutex<Inner>
+    let feeds: [String: ChangeFeed]
+
+    init(epoch: UInt64, objects: [ObjectDefinition]) {
+        self.epoch = epoch
+        var stores: [String: ObjectStore] = [:]
+        var feeds: [String: ChangeFeed] = [:]
+        for object in objects {
+            stores[object.name] = ObjectStore(definition: object)
+            feeds[object.name] = ChangeFeed()
+        }
+        inner = Mutex(Inner(stores: stores))
+        self.feeds = feeds
+    }
+
+    /// Validates and applies one batch; queues it for publication.
+    /// - Returns: the batch's sequence, and whether the caller must schedule a publish.
+    func apply(
+        _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64
+    ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
+        let result = inner.withLock { inner -> Result<(UInt64, Bool, Set<String>), StateBusError> in
+            guard var store = inner.stores[object] else {
+                let known = inner.stores.keys.sorted().joined(separator: ", ")
+                return .failure(StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(known)", object: object))
+            }
+            let resolved: [ObjectStore.Resolved]
+            do throws(StateBusError) {
+                resolved = try store.validate(changes, fromView: origin != nil)
+            } catch {
+                return .failure(error)
+            }
+            let sequence = store.apply(resolved)
+            inner.stores[object] = store
+            var batch = Statebus_V1_UpdateBatch()
+            batch.object = object
+            batch.epoch = epoch
+            batch.sequence = sequence
+            batch.origin = origin ?? ""
+            batch.writeID = writeID
+            batch.changes = ObjectStore.wireChanges(resolved)
+            inner.unpublished.append((object, batch))
+            let schedule = !inner.publishScheduled
+            inner.publishScheduled = true
+            return .success((sequence, schedule, Set(changes.map(\.property))))
+        }
+        switch result {
+        case .failure(let error): throw error
+        case .success(let (sequence, schedule, names)):
+            feeds[object]?.notify(names)
+            return (sequence, schedule)
+        }
+    }
+
+    /// Takes every queued batch, in order.
+    func takeUnpublished() -> [(object: String, batch: Statebus_V1_UpdateBatch)] {
+        inner.withLock { inner in
+            inner.publishScheduled = false
+            defer { inner.unpublished.removeAll(keepingCapacity: true) }
+            return inner.unpublished
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Synchronization
+
+/// What a host has handled since it started: for tools, tests and monitoring.
+public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
+    /// Requests received on the control socket.
+    public var requests: Int
+    /// View writes accepted and applied.
+    public var writesAccepted: Int
+    /// View writes rejected (validation, type, read-only, unknown names, conflicts).
+    public var writesRejected: Int
+    /// Messages that were not valid StateBus requests (garbage, wrong version, too large):
+    /// answered with an error where possible, never applied.
+    public var badMessages: Int
+    /// Replies or publications libzmq could not take (a vanished or stalled peer).
+    public var droppedMessages: Int
+    /// Publications sent on the updates socket (each holds one or more batches).
+    public var publications: Int
+
+    /// One line with every counter.
+    public var description: String {
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications)"
+    }
+}
+
+/// The counters behind ``HostStatistics``, updated on the loop thread, read anywhere.
+final class HostCounters: Sendable {
+    let requests = Atomic<Int>(0)
+    let writesAccepted = Atomic<Int>(0)
+    let writesRejected = Atomic<Int>(0)
+    let badMessages = Atomic<Int>(0)
+    let droppedMessages = Atomic<Int>(0)
+    let publications = Atomic<Int>(0)
+    /// Fault injection for tests: update publications to drop on purpose.
+    let publicationsToDrop = Atomic<Int>(0)
+
+    var snapshot: HostStatistics {
+        HostStatistics(
+            requests: requests.load(ordering: .relaxed),
+            writesAccepted: writesAccepted.load(ordering: .relaxed),
+            writesRejected: writesRejected.load(ordering: .relaxed),
+            badMessages: badMessages.load(ordering: .relaxed),
+            droppedMessages: droppedMessages.load(ordering: .relaxed),
+            publications: publications.load(ordering: .relaxed)
+        )
+    }
+}

@@ -1,0 +1,116 @@
+import StateBusWire
+
+/// The host's state of one object: values, per-property versions and the sequence number.
+///
+/// A value type, checked and changed under the host's lock; `validate` never changes it, so
+/// a rejected write leaves no trace.
+struct ObjectStore: Sendable {
+    let definition: ObjectDefinition
+    private(set) var values: [String: Value]
+    private(set) var versions: [String: UInt64] = [:]
+    private(set) var sequence: UInt64 = 0
+
+    init(definition: ObjectDefinition, restored: [String: Value] = [:]) {
+        self.definition = definition
+        var values = definition.defaultValues
+        for (name, value) in restored where values[name] != nil { values[name] = value }
+        self.values = values
+    }
+
+    /// A change resolved to a whole new property value, ready to apply.
+    struct Resolved: Sendable {
+        let change: PropertyChange
+        let newValue: Value
+    }
+
+    /// Checks changes as one batch, without changing anything.
+    /// - Parameters:
+    ///   - changes: the changes, applied in order (later ones see earlier ones).
+    ///   - fromView: whether a view wrote them: then read-only properties and validators apply.
+    /// - Returns: the resolved changes.
+    /// - Throws: `StateBusError` with the first reason the batch cannot apply.
+    func validate(_ changes: [PropertyChange], fromView: Bool) throws(StateBusError) -> [Resolved] {
+        let object = definition.name
+        guard !changes.isEmpty else { throw StateBusError(.badRequest, "a write must change at least one property", object: object) }
+        var working = values
+        var resolved: [Resolved] = []
+        resolved.reserveCapacity(changes.count)
+        for change in changes {
+            guard let property = definition.property(named: change.property) else {
+                let known = definition.properties.map(\.name).joined(separator: ", ")
+                throw StateBusError(.unknownProperty, "no property '\(change.property)'; known: \(known)", object: object, property: change.property)
+            }
+            if fromView && !property.isWritable {
+                throw StateBusError(.readOnly, "'\(property.name)' is read-only for views; only the host sets it", object: object, property: property.name)
+            }
+            if let expected = change.expectedVersion, expected != versions[property.name, default: 0] {
+                throw StateBusError(.versionConflict, "expected version \(expected), but '\(property.name)' is at version \(versions[property.name, default: 0]); read it again and retry", object: object, property: property.name)
+            }
+            let current = working[property.name] ?? property.defaultValue
+            let candidate: Value
+            if change.path.components.isEmpty {
+                candidate = change.value
+            } else {
+                do {
+                    candidate = try current.setting(change.value, at: change.path)
+                } catch {
+                    throw StateBusError(.invalidPath, "cannot set \(change.path) in '\(property.name)': \(error)", object: object, property: property.name)
+                }
+            }
+            let normalized: Value
+            do {
+                normalized = try property.normalize(candidate)
+            } catch {
+                throw StateBusError(error.code, error.message, object: object, property: property.name)
+            }
+            if fromView {
+                for validator in property.validators {
+                    if let reason = validator(normalized) {
+                        throw StateBusError(.validationFailed, reason, object: object, property: property.name)
+                    }
+                }
+            }
+            working[property.name] = normalized
+            resolved.append(Resolved(change: change, newValue: normalized))
+        }
+        return resolved
+    }
+
+    /// Applies resolved changes as the next batch.
+    /// - Returns: the batch's sequence number.
+    mutating func apply(_ resolved: [Resolved]) -> UInt64 {
+        sequence += 1
+        for change in resolved {
+            values[change.change.property] = change.newValue
+            versions[change.change.property] = sequence
+        }
+        return sequence
+    }
+
+    /// The wire changes of a batch: path writes travel as path writes, so views apply only
+    /// the part that changed; whole-property writes carry the canonical value.
+    static func wireChanges(_ resolved: [Resolved]) -> [Statebus_V1_Change] {
+        resolved.map { item in
+            var change = Statebus_V1_Change()
+            change.property = item.change.property
+            if item.change.path.components.isEmpty {
+                change.value = item.newValue.wire
+            } else {
+                change.path = item.change.path.wire
+                change.value = (item.newValue[item.change.path] ?? item.change.value).wire
+            }
+            return change
+        }
+    }
+
+    /// Every property's state, for a snapshot.
+    var propertyStates: [Statebus_V1_PropertyState] {
+        definition.properties.map { property in
+            var state = Statebus_V1_PropertyState()
+            state.name = property.name
+            state.value = (values[property.name] ?? property.defaultValue).wire
+            state.version = versions[property.name, default: 0]
+            return state
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import StateBusWire
+
+/// One synced property of a shared object: its name, type, default and rules.
+///
+/// The typed initialiser is the usual way to declare one; the model macro generates these.
+///
+/// ```swift
+/// PropertyDefinition("email", default: "", validate: { email in
+///     email.contains("@") ? nil : "an email address needs an @"
+/// })
+/// ```
+public struct PropertyDefinition: Sendable {
+    /// The property's name, unique in its object.
+    public let name: String
+    /// The kind of value, when it is a plain one; `nil` for structured values (maps, lists
+    /// of a Codable type), which the type check decodes fully.
+    public let kind: ValueKind?
+    /// The Swift type's name, shown in schemas and errors.
+    public let typeName: String
+    /// The value a new host starts with.
+    public let defaultValue: Value
+    /// Whether views may write it. A read-only property has a host-only setter.
+    public let isWritable: Bool
+    /// Whether the host keeps it durable across restarts.
+    public let isPersisted: Bool
+    /// Whether null is a valid value.
+    public let isOptional: Bool
+
+    /// Decodes a candidate value as the property's type and returns its canonical form,
+    /// or throws a `typeMismatch` error saying what was expected.
+    let normalize: @Sendable (Value) throws(StateBusError) -> Value
+    /// The model's checks; each returns a reason to reject, or `nil` to accept.
+    let validators: [@Sendable (Value) -> String?]
+
+    /// Declares a property of a Codable type.
+    /// - Parameters:
+    ///   - name: the property's name.
+    ///   - defaultValue: the value a new host starts with.
+    ///   - writable: whether views may write it (default `true`).
+    ///   - persisted: whether the host keeps it durable (default `false`).
+    ///   - validate: runs on the host before a view's write is applied; returns a reason to
+    ///     reject the write, or `nil` to accept it. It must not have side effects.
+    public init<T: Codable & Sendable>(
+        _ name: String,
+        default defaultValue: T,
+        writable: Bool = true,
+        persisted: Bool = false,
+        validate: (@Sendable (T) -> String?)? = nil
+    ) {
+        let encoded = (try? ValueEncoder().encode(defaultValue)) ?? .null
+        self.name = name
+        self.typeName = String(describing: T.self)
+        self.defaultValue = encoded
+        self.isWritable = writable
+        self.isPersisted = persisted
+        self.isOptional = T.self is any _OptionalDecodingMarker.Type
+        switch encoded {
+        case .bool: kind = .bool
+        case .int: kind = .int
+        case .double: kind = .double
+        case .string: kind = .string
+        case .bytes: kind = .bytes
+        default: kind = nil
+        }
+        let typeName = self.typeName
+        self.normalize = { (value: Value) throws(StateBusError) -> Value in
+            do {
+                let typed = try ValueDecoder().decode(T.self, from: value)
+                return try ValueEncoder().encode(typed)
+            } catch {
+                throw StateBusError(.typeMismatch, "expected a value of type \(typeName), got \(value): \(error)", property: name)
+            }
+        }
+        if let validate {
+            validators = [{ value in
+                guard let typed = try? ValueDecoder().decode(T.self, from: value) else { return "not a \(typeName)" }
+                return validate(typed)
+            }]
+        } else {
+            validators = []
+        }
+    }
+
+    /// Declares a property by value kind alone, for tools and clients without Swift types.
+    /// - Parameters:
+    ///   - name: the property's name.
+    ///   - kind: the kind every value must have (`nil`: any value).
+    ///   - defaultValue: the starting value.
+    ///   - writable: whether views may write it.
+    ///   - persisted: whether the host keeps it durable.
+    ///   - validate: a check that returns a reason to reject, or `nil`.
+    public init(
+        _ name: String,
+        kind: ValueKind?,
+        default defaultValue: Value,
+        writable: Bool = true,
+        persisted: Bool = false,
+        validate: (@Sendable (Value) -> String?)? = nil
+    ) {
+        self.name = name
+        self.kind = kind
+        self.typeName = kind.map { "\($0)" } ?? "any"
+        self.defaultValue = defaultValue
+        self.isWritable = writable
+        self.isPersisted = persisted
+        self.isOptional = false
+        self.normalize = { (value: Value) throws(StateBusError) -> Value in
+            guard let kind else { return value }
+            if value.kind == kind { return value }
+            if kind == .double, case .int(let number) = value { return .double(Double(number)) }
+            throw StateBusError(.typeMismatch, "expected \(kind), got \(value.kind) \(value)", property: name)
+        }
+        self.validators = validate.map { [$0] } ?? []
+    }
+
+    /// The property's schema, as sent in the welcome.
+    var schema: Statebus_V1_PropertySchema {
+        var schema = Statebus_V1_PropertySchema()
+        schema.name = name
+        schema.kind = kind?.wire ?? .any
+        schema.typeName = typeName
+        schema.writable = isWritable
+        schema.persisted = isPersisted
+        schema.optional = isOptional
+        return schema
+    }
+}
+

@@ -1,0 +1,203 @@
+import StateBusWire
+import Synchronization
+import ZeroMQ
+
+/// A view process's copy of one shared object, kept in step with its host.
+///
+/// A replica joins by itself (hello, subscribe, snapshot, then live updates), resynchronises
+/// by itself after a gap or a host restart, and goes ``ConnectionState/stale`` when the host
+/// falls silent. Reads are immediate and thread-safe. Writes show at once, travel to the host,
+/// and roll back if the host rejects them.
+///
+/// ```swift
+/// let replica = try Replica(object: "SharedData", controlEndpoint: endpoint)
+/// try await replica.waitUntilLive()
+/// print(replica["sharedText"] ?? .null)
+/// let receipt = replica.write("sharedText", to: "hi")
+/// let sequence = try await receipt.accepted()
+/// ```
+public final class Replica: Sendable {
+    /// The object's name.
+    public let object: String
+    /// The host's control endpoint.
+    public let controlEndpoint: String
+    /// This replica's id, as the host sees it.
+    public let viewID: String
+
+    let shared = ReplicaShared()
+    let loop: IOLoop
+    private let ownsLoop: Bool
+
+    /// Creates a replica and starts joining.
+    /// - Parameters:
+    ///   - object: the object to bind.
+    ///   - controlEndpoint: the host's control endpoint.
+    ///   - configuration: identity and patience.
+    ///   - loop: an I/O loop to share with other replicas (default: one of its own).
+    /// - Throws: `ZeroMQError` when no loop can be started.
+    public init(object: String, controlEndpoint: String, configuration: ReplicaConfiguration = ReplicaConfiguration(), loop: IOLoop? = nil) throws {
+        self.object = object
+        self.controlEndpoint = controlEndpoint
+        self.viewID = configuration.viewID
+        let ownsLoop = loop == nil
+        let loop = try loop ?? IOLoop(context: try Context(), name: "statebus-view")
+        self.loop = loop
+        self.ownsLoop = ownsLoop
+        let shared = self.shared
+        let bound = LoopBoundPromise<ReplicaEngine>()
+        loop.execute { thread in
+            let engine = ReplicaEngine(thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: configuration)
+            bound.fulfil(LoopBound(engine, on: thread))
+            engine.connect()
+        }
+        self.promise = bound
+    }
+
+    private let promise: LoopBoundPromise<ReplicaEngine>
+
+    deinit {
+        if ownsLoop { loop.shutdown() }
+    }
+
+    /// Closes the replica: says goodbye, ends every observation and fails open receipts.
+    public func close() {
+        let promise = self.promise
+        if ownsLoop {
+            loop.shutdown()  // the engine's shutdown hook closes it on the loop thread
+        } else {
+            loop.execute { _ in promise.value?.value.close() }
+        }
+        shared.setConnection(.closed)
+    }
+
+    // MARK: State
+
+    /// Where the replica stands with its host.
+    public var connectionState: ConnectionState { shared.inner.withLock { $0.connection } }
+
+    /// The last error the host reported for joining (an unknown object, say), if any.
+    public var lastError: StateBusError? { shared.inner.withLock { $0.lastError } }
+
+    /// Every property's visible value: the host's, with this view's pending writes on top.
+    public var values: [String: Value] { shared.inner.withLock { $0.state.visible } }
+
+    /// One property's visible value, or `nil` before the snapshot or for an unknown name.
+    public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visible[property] } }
+
+    /// The object's sequence number the replica has applied.
+    public var sequence: UInt64 { shared.inner.withLock { $0.state.sequence } }
+
+    /// The host epoch the replica is in step with (0 before the first snapshot).
+    public var epoch: UInt64 { shared.inner.withLock { $0.state.epoch } }
+
+    /// The sequence at which a property last changed, for compare-and-set writes.
+    public func version(of property: String) -> UInt64? {
+        shared.inner.withLock { $0.state.versions[property] }
+    }
+
+    /// How many of this view's writes the host has not confirmed yet.
+    public var pendingWriteCount: Int { shared.inner.withLock { $0.state.pending.count } }
+
+    /// The names of properties whose visible value changed, coalesced. Ends at close.
+    public var changes: PropertyChanges { PropertyChanges(feed: shared.feed) }
+
+    /// Each element is a change of ``connectionState`` (or a new ``lastError``); read the
+    /// property for the current value. Ends at close.
+    public var connectionChanges: PropertyChanges { PropertyChanges(feed: shared.connectionFeed) }
+
+    /// Waits until the replica is live (joined and in step).
+    /// - Parameter timeout: how long to wait.
+    /// - Throws: `StateBusError` `.timeout` naming the state it was stuck in and the last
+    ///   error, or the host's error (`unknownObject`), or `.closed`.
+    public func waitUntilLive(timeout: Duration = .seconds(10)) async throws {
+        try await waitFor(timeout: timeout, "the replica of '\(object)' to be live") { replica in
+            if let error = replica.lastError, error.code == .unknownObject { throw error }
+            if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
+            return replica.connectionState == .live
+        }
+    }
+
+    /// Waits until `condition` holds, checking after every change.
+    /// - Parameters:
+    ///   - timeout: how long to wait.
+    ///   - what: a description for the timeout error.
+    ///   - condition: checked now and after each change; may throw to stop waiting.
+    /// - Throws: `StateBusError.timeout` with the last state seen.
+    public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
+        let changes = self.changes.makeAsyncIterator()
+        let connection = self.connectionChanges.makeAsyncIterator()
+        if try condition(self) { return }
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                var changes = changes
+                while await changes.next() != nil { if try condition(self) { return true } }
+                return try condition(self)
+            }
+            group.addTask { [self] in
+                var connection = connection
+                while await connection.next() != nil { if try condition(self) { return true } }
+                return try condition(self)
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            while let result = try await group.next() {
+                if result {
+                    group.cancelAll()
+                    return
+                }
+                if try condition(self) {
+                    group.cancelAll()
+                    return
+                }
+                if group.isEmpty { break }
+                // A finished observer (closed replica) or the deadline: report the timeout.
+                group.cancelAll()
+                let error = lastError.map { "; last error: \($0)" } ?? ""
+                throw StateBusError(.timeout, "timed out after \(timeout) waiting for \(what); state \(connectionState), sequence \(sequence), values \(Value.map(values))\(error)", object: object)
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes one property (or a part of it): shown at once, sent to the host in order.
+    /// - Parameters:
+    ///   - property: the property's name.
+    ///   - value: the new value.
+    ///   - path: where inside the property's value; `.root` for all of it.
+    ///   - expectedVersion: compare-and-set: apply only if the property is still at this version.
+    /// - Returns: a receipt; await ``WriteReceipt/accepted()`` for the host's verdict.
+    @discardableResult
+    public func write(_ property: String, to value: Value, at path: ValuePath = .root, expectedVersion: UInt64? = nil) -> WriteReceipt {
+        write([PropertyChange(property, at: path, to: value, expectedVersion: expectedVersion)])
+    }
+
+    /// Writes several properties as one batch: the host applies all or none.
+    /// - Returns: a receipt for the batch.
+    @discardableResult
+    public func write(_ changes: [PropertyChange]) -> WriteReceipt {
+        let (receipt, changed) = shared.inner.withLock { inner -> (WriteReceipt, Set<String>) in
+            let id = inner.nextWriteID
+            inner.nextWriteID += 1
+            let receipt = WriteReceipt(writeID: id)
+            inner.receipts[id] = receipt
+            return (receipt, inner.state.localWrite(id: id, changes: changes))
+        }
+        shared.feed.notify(changed)
+        let promise = self.promise
+        if !loop.execute({ _ in promise.value?.value.flushWrites() }) {
+            shared.complete(writeID: receipt.writeID, with: .failure(StateBusError(.closed, "the replica is closed", object: object)))
+        }
+        return receipt
+    }
+}
+
+/// Hands the engine, made on the loop thread, to the replica. Set once on the loop thread,
+/// then read there only (through `LoopBound`).
+final class LoopBoundPromise<Value>: Sendable {
+    private let stored = Mutex<LoopBound<Value>?>(nil)
+    func fulfil(_ value: LoopBound<Value>) { stored.withLock { $0 = value } }
+    var value: LoopBound<Value>? { stored.withLock { $0 } }
+}

@@ -1,0 +1,380 @@
+import Foundation
+import Logging
+import StateBusWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// A replica's protocol engine: the join procedure, ordering, gap and restart handling,
+/// liveness, and the write path. Lives on the replica's I/O loop thread only.
+///
+/// Phases: hello → (welcome) subscribe → (join marker) snapshot → (last chunk) live.
+/// Updates that arrive before the snapshot is complete are buffered, then those newer than
+/// the snapshot are applied in order, so no update is missed or applied twice.
+final class ReplicaEngine {
+    enum Phase {
+        case hello
+        case awaitingJoin
+        case snapshot
+        case live
+    }
+
+    let shared: ReplicaShared
+    let object: String
+    let controlEndpoint: String
+    let viewID: String
+    let configuration: ReplicaConfiguration
+    private let thread: LoopThread
+    private var dealer: Socket?
+    private var subscriber: Socket?
+    private var phase = Phase.hello
+    private var epoch: UInt64 = 0
+    private var helloRequestID: UInt64 = 0
+    private var snapshotRequestID: UInt64 = 0
+    private var nextRequestID: UInt64 = 1
+    private var buffered: [Statebus_V1_UpdateBatch] = []
+    private var snapshotParts: [Statebus_V1_PropertyState] = []
+    private var nextChunk: UInt32 = 0
+    private var lastHeard = ContinuousClock.now
+    private var phaseStarted = ContinuousClock.now
+    private var heartbeatInterval: Duration?
+    private var closed = false
+    private var logger: Logger { configuration.logger }
+
+    init(thread: LoopThread, shared: ReplicaShared, object: String, controlEndpoint: String, configuration: ReplicaConfiguration) {
+        self.thread = thread
+        self.shared = shared
+        self.object = object
+        self.controlEndpoint = controlEndpoint
+        self.viewID = configuration.viewID
+        self.configuration = configuration
+        let tick = configuration.livenessCheckInterval
+        thread.scheduleTimer(after: tick, repeating: tick) { [unowned self] in self.checkLiveness() }
+        thread.onShutdown { [unowned self] in self.close() }
+    }
+
+    // MARK: Connection
+
+    /// Opens the control socket and says hello.
+    func connect() {
+        guard !closed else { return }
+        tearDownSockets()
+        do {
+            let dealer = try Socket(context: thread.context, type: .dealer)
+            try dealer.set(.routingID, Array(viewID.utf8))
+            try dealer.set(.reconnectInterval, 100)
+            try dealer.set(.reconnectIntervalMax, 1000)
+            try dealer.set(.heartbeatInterval, 1000)
+            try dealer.set(.heartbeatTimeout, 3000)
+            try dealer.connect(controlEndpoint)
+            thread.register(dealer) { [unowned self] in self.controlReadable() }
+            self.dealer = dealer
+        } catch {
+            fail(StateBusError(.other, "cannot connect to \(controlEndpoint): \(error)", object: object))
+            return
+        }
+        enter(.hello)
+        var hello = Statebus_V1_Hello()
+        hello.viewID = viewID
+        hello.nodeName = configuration.nodeName
+        hello.objects = [object]
+        var request = Statebus_V1_Request()
+        request.hello = hello
+        helloRequestID = send(request)
+    }
+
+    private func enter(_ phase: Phase) {
+        self.phase = phase
+        phaseStarted = .now
+        switch phase {
+        case .hello: shared.setConnection(shared.inner.withLock { $0.state.hasSnapshot } ? .stale : .connecting)
+        case .awaitingJoin, .snapshot: if shared.inner.withLock({ $0.connection }) != .stale { shared.setConnection(.syncing) }
+        case .live: shared.setConnection(.live)
+        }
+    }
+
+    private func tearDownSockets() {
+        if let dealer { thread.unregister(dealer); dealer.close() }
+        if let subscriber { thread.unregister(subscriber); subscriber.close() }
+        dealer = nil
+        subscriber = nil
+        shared.inner.withLock { $0.state.markAllUnsent() }
+    }
+
+    func close() {
+        guard !closed else { return }
+        if let dealer {
+            var request = Statebus_V1_Request()
+            var goodbye = Statebus_V1_Goodbye()
+            goodbye.viewID = viewID
+            request.goodbye = goodbye
+            _ = request.requestID
+            try? dealer.set(.linger, 100)
+            _ = send(request)
+        }
+        closed = true
+        tearDownSockets()
+        shared.setConnection(.closed)
+        shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
+        shared.feed.finish()
+        shared.connectionFeed.finish()
+    }
+
+    private func fail(_ error: StateBusError) {
+        logger.warning("\(error)")
+        shared.inner.withLock { $0.lastError = error }
+        shared.connectionFeed.notify(["error"])
+    }
+
+    @discardableResult
+    private func send(_ request: Statebus_V1_Request) -> UInt64 {
+        guard let dealer else { return 0 }
+        var request = request
+        request.protocolVersion = StateBusWire.protocolVersion
+        let id = nextRequestID
+        nextRequestID += 1
+        request.requestID = id
+        do {
+            let bytes: [UInt8] = try request.serializedBytes()
+            // A DEALER queues while the host is unreachable, up to its high-water mark.
+            _ = try dealer.send(bytes, wait: false)
+        } catch {
+            logger.debug("send failed: \(error)")
+        }
+        return id
+    }
+
+    // MARK: Control channel
+
+    private func controlReadable() {
+        guard let dealer else { return }
+        for _ in 0..<256 {
+            guard let message = try? dealer.tryReceive() else { return }
+            guard !message.hasMore else {
+                while (try? dealer.tryReceive())??.hasMore == true {}
+                continue
+            }
+            guard let reply = try? message.withUnsafeBytes({ bytes in
+                try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostEngine.decodingOptions)
+            }) else {
+                logger.warning("dropped a reply that is not a StateBus message")
+                continue
+            }
+            switch reply.body {
+            case .welcome(let welcome): handleWelcome(welcome, requestID: reply.requestID)
+            case .snapshotChunk(let chunk): handleChunk(chunk, requestID: reply.requestID)
+            case .writeReply(let writeReply): handleWriteReply(writeReply)
+            case .error(let error):
+                let error = StateBusError(wire: error)
+                if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
+                    fail(error)
+                } else {
+                    logger.warning("host error: \(error)")
+                }
+            case .pong, .none: break
+            }
+        }
+    }
+
+    private func handleWelcome(_ welcome: Statebus_V1_Welcome, requestID: UInt64) {
+        guard phase == .hello, requestID == helloRequestID else { return }
+        guard let schema = welcome.objects.first(where: { $0.name == object }) else {
+            let served = welcome.objects.map(\.name).joined(separator: ", ")
+            fail(StateBusError(.unknownObject, "the host at \(controlEndpoint) serves no object '\(object)'; it serves: \(served)", object: object))
+            return
+        }
+        if epoch != 0 && welcome.epoch != epoch {
+            logger.info("host restarted (epoch \(epoch) -> \(welcome.epoch)); resynchronising")
+        }
+        epoch = welcome.epoch
+        heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
+        shared.inner.withLock { inner in
+            inner.lastError = nil
+            inner.schema = Dictionary(uniqueKeysWithValues: schema.properties.map { ($0.name, ValueKind(wire: $0.kind)) })
+        }
+        let endpoint = Self.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
+        do {
+            let subscriber = try Socket(context: thread.context, type: .sub)
+            try subscriber.set(.receiveHighWaterMark, 100_000)
+            try subscriber.subscribe(Topic.updates(object))
+            try subscriber.subscribe(Topic.heartbeat)
+            try subscriber.subscribe(Topic.join(viewID))
+            try subscriber.connect(endpoint)
+            thread.register(subscriber) { [unowned self] in self.updatesReadable() }
+            self.subscriber = subscriber
+        } catch {
+            fail(StateBusError(.other, "cannot subscribe to \(endpoint): \(error)", object: object))
+            return
+        }
+        buffered.removeAll()
+        lastHeard = .now
+        enter(.awaitingJoin)
+    }
+
+    /// A wildcard host in the announced endpoint (`tcp://0.0.0.0:5556`, `tcp://*:5556`) is
+    /// replaced by the host the view used for the control endpoint.
+    static func reachableEndpoint(_ announced: String, controlEndpoint: String) -> String {
+        guard announced.hasPrefix("tcp://"), controlEndpoint.hasPrefix("tcp://") else { return announced }
+        let rest = announced.dropFirst("tcp://".count)
+        guard let colon = rest.lastIndex(of: ":") else { return announced }
+        let host = rest[..<colon]
+        guard host == "*" || host == "0.0.0.0" || host == "[::]" else { return announced }
+        let controlRest = controlEndpoint.dropFirst("tcp://".count)
+        guard let controlColon = controlRest.lastIndex(of: ":") else { return announced }
+        return "tcp://\(controlRest[..<controlColon])\(rest[colon...])"
+    }
+
+    private func requestSnapshot() {
+        var snapshot = Statebus_V1_SnapshotRequest()
+        snapshot.object = object
+        var request = Statebus_V1_Request()
+        request.snapshot = snapshot
+        snapshotParts.removeAll()
+        nextChunk = 0
+        snapshotRequestID = send(request)
+        enter(.snapshot)
+    }
+
+    private func handleChunk(_ chunk: Statebus_V1_SnapshotChunk, requestID: UInt64) {
+        guard phase == .snapshot, requestID == snapshotRequestID, chunk.object == object else { return }
+        guard chunk.chunkIndex == nextChunk, chunk.epoch == epoch else {
+            requestSnapshot()  // a chunk went missing or the host restarted: start over
+            return
+        }
+        nextChunk += 1
+        snapshotParts.append(contentsOf: chunk.properties)
+        guard chunk.last else { return }
+        var properties: [String: (Value, UInt64)] = [:]
+        properties.reserveCapacity(snapshotParts.count)
+        for part in snapshotParts { properties[part.name] = (Value(wire: part.value), part.version) }
+        snapshotParts.removeAll()
+        shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, properties: properties) }
+        enter(.live)
+        let backlog = buffered
+        buffered.removeAll()
+        for batch in backlog where batch.sequence > chunk.sequence {
+            guard apply(batch) else { return }
+        }
+        flushWrites()
+    }
+
+    private func handleWriteReply(_ reply: Statebus_V1_WriteReply) {
+        if reply.accepted {
+            shared.complete(writeID: reply.writeID, with: .success(reply.sequence))
+        } else {
+            let error = StateBusError(wire: reply.rejection)
+            shared.complete(writeID: reply.writeID, with: .failure(error))
+            shared.rejections.notify([error.description])
+        }
+    }
+
+    // MARK: Updates channel
+
+    private func updatesReadable() {
+        guard let subscriber else { return }
+        for _ in 0..<512 {
+            guard let frames = try? subscriber.tryReceiveMultipart() else { return }
+            lastHeard = .now
+            guard frames.count == 2, let publication = try? frames[1].withUnsafeBytes({ bytes in
+                try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostEngine.decodingOptions)
+            }) else { continue }
+            if publication.hasJoinMarker {
+                guard phase == .awaitingJoin, publication.joinMarker.viewID == viewID else { continue }
+                try? subscriber.unsubscribe(Topic.join(viewID))
+                requestSnapshot()
+                continue
+            }
+            if publication.hasHeartbeat {
+                handleHeartbeat(publication.heartbeat)
+                continue
+            }
+            for batch in publication.updates where batch.object == object {
+                if phase != .live {
+                    buffered.append(batch)
+                } else if !apply(batch) {
+                    break
+                }
+            }
+        }
+    }
+
+    /// Applies a batch in order; on a new epoch or a gap, starts resynchronising.
+    /// - Returns: `false` when it started a resync (later batches must not be applied).
+    private func apply(_ batch: Statebus_V1_UpdateBatch) -> Bool {
+        if batch.epoch != epoch {
+            logger.info("updates from a new host epoch; reconnecting")
+            connect()
+            return false
+        }
+        let current = shared.inner.withLock { $0.state.sequence }
+        if batch.sequence <= current { return true }  // already in the snapshot
+        guard batch.sequence == current + 1 else {
+            logger.info("sequence gap (have \(current), got \(batch.sequence)); resynchronising")
+            resync(keeping: batch)
+            return false
+        }
+        let changes = batch.changes.map(PropertyChange.init(wire:))
+        let viewID = self.viewID
+        shared.update { $0.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID) }
+        return true
+    }
+
+    private func resync(keeping batch: Statebus_V1_UpdateBatch? = nil) {
+        buffered = batch.map { [$0] } ?? []
+        requestSnapshot()
+    }
+
+    private func handleHeartbeat(_ heartbeat: Statebus_V1_Heartbeat) {
+        if heartbeat.epoch != epoch {
+            logger.info("heartbeat from a new host epoch; reconnecting")
+            connect()
+            return
+        }
+        guard phase == .live, let announced = heartbeat.sequences.first(where: { $0.object == object }) else { return }
+        let current = shared.inner.withLock { $0.state.sequence }
+        if announced.sequence > current {
+            logger.info("missed updates up to \(announced.sequence) (have \(current)); resynchronising")
+            resync()
+        }
+    }
+
+    // MARK: Liveness
+
+    private func checkLiveness() {
+        guard !closed else { return }
+        let now = ContinuousClock.now
+        switch phase {
+        case .live, .awaitingJoin:
+            guard let interval = heartbeatInterval else {
+                if phase == .awaitingJoin, now - phaseStarted > configuration.requestTimeout { connect() }
+                return
+            }
+            if now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale {
+                logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
+                shared.setConnection(.stale)
+                connect()
+            }
+        case .hello, .snapshot:
+            if now - phaseStarted > configuration.requestTimeout {
+                if phase == .snapshot { requestSnapshot() } else { connect() }
+            }
+        }
+    }
+
+    // MARK: Writes
+
+    /// Sends writes made since the last call (only when live: before that, they wait).
+    func flushWrites() {
+        guard phase == .live else { return }
+        let unsent = shared.inner.withLock { $0.state.takeUnsent() }
+        for write in unsent {
+            var body = Statebus_V1_WriteRequest()
+            body.object = object
+            body.writeID = write.id
+            body.viewID = viewID
+            body.changes = write.changes.map(\.wire)
+            var request = Statebus_V1_Request()
+            request.write = body
+            send(request)
+        }
+    }
+}

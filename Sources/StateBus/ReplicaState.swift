@@ -1,0 +1,142 @@
+import StateBusWire
+
+/// A replica's view of one object: the host's confirmed values, the view's own writes that
+/// the host has not confirmed yet, and what the view shows (the first with the second
+/// applied on top, in write order).
+///
+/// A pure value type: the engine applies events to it under a lock, and each event returns
+/// the names whose visible value changed, so observers hear about exactly those.
+///
+/// The rule for unacknowledged writes (proto/PROTOCOL.md, "Writes"): while a property has
+/// pending writes, what the view shows is the host's value with those writes re-applied, so
+/// a host value older than the view's own write never shows through (no flicker), while a
+/// change to a sibling field of the same struct does.
+struct ReplicaState: Sendable {
+    struct PendingWrite: Sendable {
+        let id: UInt64
+        let changes: [PropertyChange]
+        /// Sent to the current host incarnation.
+        var sent = false
+        /// The sequence the host applied it at, once accepted.
+        var acceptedSequence: UInt64?
+        var properties: Set<String> { Set(changes.map(\.property)) }
+    }
+
+    private(set) var confirmed: [String: Value] = [:]
+    private(set) var versions: [String: UInt64] = [:]
+    private(set) var visible: [String: Value] = [:]
+    private(set) var sequence: UInt64 = 0
+    private(set) var epoch: UInt64 = 0
+    private(set) var hasSnapshot = false
+    private(set) var pending: [PendingWrite] = []
+
+    /// The view's own write, shown at once.
+    mutating func localWrite(id: UInt64, changes: [PropertyChange]) -> Set<String> {
+        pending.append(PendingWrite(id: id, changes: changes))
+        return recompute(Set(changes.map(\.property)))
+    }
+
+    /// A snapshot replaces the confirmed state.
+    mutating func applySnapshot(epoch: UInt64, sequence: UInt64, properties: [String: (Value, UInt64)]) -> Set<String> {
+        if epoch != self.epoch {
+            // A new host incarnation: accepted writes not yet seen died with the old state;
+            // writes without an answer are sent again.
+            pending.removeAll { $0.acceptedSequence != nil }
+            for index in pending.indices { pending[index].sent = false }
+        }
+        self.epoch = epoch
+        self.sequence = sequence
+        hasSnapshot = true
+        var touched = Set(confirmed.keys)
+        confirmed = properties.mapValues(\.0)
+        versions = properties.mapValues(\.1)
+        touched.formUnion(confirmed.keys)
+        touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil))
+        return recompute(touched)
+    }
+
+    /// Applies one update batch at the next sequence number.
+    mutating func applyBatch(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String) -> Set<String> {
+        var touched = Set<String>()
+        for change in changes {
+            touched.insert(change.property)
+            if change.path.components.isEmpty {
+                confirmed[change.property] = change.value
+            } else if let current = confirmed[change.property], let updated = try? current.setting(change.value, at: change.path) {
+                confirmed[change.property] = updated
+            }
+            versions[change.property] = sequence
+        }
+        self.sequence = sequence
+        touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: origin == myViewID ? origin : nil, writeID: writeID))
+        return recompute(touched)
+    }
+
+    /// The host accepted a write at `sequence`.
+    mutating func accept(writeID: UInt64, sequence: UInt64) -> Set<String> {
+        guard let index = pending.firstIndex(where: { $0.id == writeID }) else { return [] }
+        if sequence <= self.sequence {
+            // The echo is already applied: the confirmed state holds the write.
+            let properties = pending[index].properties
+            pending.remove(at: index)
+            return recompute(properties)
+        }
+        pending[index].acceptedSequence = sequence
+        return []
+    }
+
+    /// The host rejected a write: it disappears and the view shows the host's value again.
+    mutating func reject(writeID: UInt64) -> Set<String> {
+        guard let index = pending.firstIndex(where: { $0.id == writeID }) else { return [] }
+        let properties = pending[index].properties
+        pending.remove(at: index)
+        return recompute(properties)
+    }
+
+    /// Marks writes as sent; returns those that were not.
+    mutating func takeUnsent() -> [PendingWrite] {
+        var unsent: [PendingWrite] = []
+        for index in pending.indices where !pending[index].sent {
+            pending[index].sent = true
+            unsent.append(pending[index])
+        }
+        return unsent
+    }
+
+    /// Forgets that writes were sent (the connection is being rebuilt).
+    mutating func markAllUnsent() {
+        for index in pending.indices where pending[index].acceptedSequence == nil { pending[index].sent = false }
+    }
+
+    private mutating func removeConfirmedWrites(upTo sequence: UInt64, origin: String?, writeID: UInt64?) -> Set<String> {
+        var touched = Set<String>()
+        pending.removeAll { write in
+            let echoed = origin != nil && write.id == writeID
+            let confirmed = write.acceptedSequence.map { $0 <= sequence } ?? false
+            if echoed || confirmed { touched.formUnion(write.properties) }
+            return echoed || confirmed
+        }
+        return touched
+    }
+
+    private mutating func recompute(_ properties: Set<String>) -> Set<String> {
+        var changed = Set<String>()
+        for property in properties {
+            var value = confirmed[property]
+            for write in pending {
+                for change in write.changes where change.property == property {
+                    if change.path.components.isEmpty {
+                        value = change.value
+                    } else if let current = value, let updated = try? current.setting(change.value, at: change.path) {
+                        value = updated
+                    }
+                }
+            }
+            if visible[property] != value {
+                visible[property] = value
+                changed.insert(property)
+            }
+        }
+        return changed
+    }
+}

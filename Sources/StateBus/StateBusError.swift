@@ -1,0 +1,131 @@
+import StateBusWire
+
+/// An error a user can act on: a rejected write, an unknown object, a closed replica.
+///
+/// Errors the host sends (rejections) keep the host's code and message; `object` and
+/// `property` say where.
+public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of error.
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// A message was not a valid StateBus message.
+        case badRequest
+        /// The peer speaks another protocol version.
+        case unsupportedVersion
+        /// No object of that name.
+        case unknownObject
+        /// No property of that name on the object.
+        case unknownProperty
+        /// The property is not writable by views.
+        case readOnly
+        /// The value does not have the property's type.
+        case typeMismatch
+        /// The path does not lead into the property's value.
+        case invalidPath
+        /// The model's validator refused the value.
+        case validationFailed
+        /// Compare-and-set failed: the property changed since the expected version.
+        case versionConflict
+        /// The message is larger than the host accepts.
+        case tooLarge
+        /// The host could not make a persisted write durable.
+        case persistenceFailed
+        /// A request arrived before the view said hello.
+        case notJoined
+        /// The replica or host was closed before the operation finished.
+        case closed
+        /// The operation did not finish before its deadline.
+        case timeout
+        /// Something else went wrong; see the message.
+        case other
+    }
+
+    /// What kind of error.
+    public let code: Code
+    /// What was wrong, where, and what to do.
+    public let message: String
+    /// The object concerned, when there is one.
+    public let object: String?
+    /// The property concerned, when there is one.
+    public let property: String?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, object: String? = nil, property: String? = nil) {
+        self.code = code
+        self.message = message
+        self.object = object
+        self.property = property
+    }
+
+    /// "code: message", with the object and property when known.
+    public var description: String {
+        var place = ""
+        if let object { place = object }
+        if let property { place += place.isEmpty ? property : ".\(property)" }
+        return place.isEmpty ? "\(code.rawValue): \(message)" : "\(code.rawValue) (\(place)): \(message)"
+    }
+
+}
+
+extension StateBusError.Code {
+    /// Matches by code, so `catch StateBusError.Code.validationFailed` works in catch clauses.
+    public static func ~= (pattern: StateBusError.Code, error: any Error) -> Bool {
+        (error as? StateBusError)?.code == pattern
+    }
+}
+
+extension StateBusError.Code {
+    init(wire: Statebus_V1_ErrorCode) {
+        switch wire {
+        case .badRequest: self = .badRequest
+        case .unsupportedVersion: self = .unsupportedVersion
+        case .unknownObject: self = .unknownObject
+        case .unknownProperty: self = .unknownProperty
+        case .readOnly: self = .readOnly
+        case .typeMismatch: self = .typeMismatch
+        case .invalidPath: self = .invalidPath
+        case .validationFailed: self = .validationFailed
+        case .versionConflict: self = .versionConflict
+        case .tooLarge: self = .tooLarge
+        case .persistenceFailed: self = .persistenceFailed
+        case .notJoined: self = .notJoined
+        default: self = .other
+        }
+    }
+
+    var wire: Statebus_V1_ErrorCode {
+        switch self {
+        case .badRequest: .badRequest
+        case .unsupportedVersion: .unsupportedVersion
+        case .unknownObject: .unknownObject
+        case .unknownProperty: .unknownProperty
+        case .readOnly: .readOnly
+        case .typeMismatch: .typeMismatch
+        case .invalidPath: .invalidPath
+        case .validationFailed: .validationFailed
+        case .versionConflict: .versionConflict
+        case .tooLarge: .tooLarge
+        case .persistenceFailed: .persistenceFailed
+        case .notJoined: .notJoined
+        case .closed, .timeout, .other: .unspecified
+        }
+    }
+}
+
+extension StateBusError {
+    init(wire: Statebus_V1_Error) {
+        self.init(
+            Code(wire: wire.code), wire.message,
+            object: wire.object.isEmpty ? nil : wire.object,
+            property: wire.property.isEmpty ? nil : wire.property
+        )
+    }
+
+    var wire: Statebus_V1_Error {
+        var wire = Statebus_V1_Error()
+        wire.code = code.wire
+        wire.message = message
+        wire.object = object ?? ""
+        wire.property = property ?? ""
+        return wire
+    }
+}

@@ -1,0 +1,156 @@
+import Logging
+import StateBusWire
+import ZeroMQ
+
+/// The source of truth: serves named shared objects to views in other processes.
+///
+/// A host binds a control endpoint (views say hello, ask for snapshots and write there) and
+/// an updates endpoint (it publishes every applied change there). Each start draws a fresh
+/// epoch; every applied batch of an object gets that object's next sequence number.
+///
+/// ```swift
+/// let host = try await StateHost(objects: [
+///     ObjectDefinition("SharedData", properties: [PropertyDefinition("sharedText", default: "")])
+/// ], configuration: HostConfiguration(controlEndpoint: "tcp://127.0.0.1:*"))
+/// try host.set("sharedText", to: "hello", in: "SharedData")
+/// ```
+///
+/// All methods are thread-safe. Host-side changes apply at once (reads see them
+/// immediately) and are published by the host's I/O loop soon after, in order.
+public final class StateHost: Sendable {
+    /// This run's epoch: random, fresh at every start.
+    public let epoch: UInt64
+    /// The control endpoint actually bound (the real port for `tcp://…:*`).
+    public let controlEndpoint: String
+    /// The updates endpoint actually bound.
+    public let updatesEndpoint: String
+    /// The objects served.
+    public let objects: [ObjectDefinition]
+
+    let state: HostState
+    let loop: IOLoop
+    let engine: LoopBound<HostEngine>
+    let counters = HostCounters()
+    let logger: Logger
+
+    /// Starts a host: binds its sockets and begins serving.
+    /// - Parameters:
+    ///   - objects: the objects to serve; names must be unique.
+    ///   - configuration: endpoints and behaviour.
+    ///   - context: the ZeroMQ context to use (default: a new one).
+    /// - Throws: `StateBusError` for duplicate names, `ZeroMQError` when a bind fails
+    ///   (for example `addressInUse`).
+    public init(objects: [ObjectDefinition], configuration: HostConfiguration = HostConfiguration(), context: Context? = nil) async throws {
+        var seen = Set<String>()
+        for object in objects {
+            guard seen.insert(object.name).inserted else {
+                throw StateBusError(.badRequest, "two objects are named '\(object.name)'; object names must be unique per host", object: object.name)
+            }
+            var properties = Set<String>()
+            for property in object.properties where !properties.insert(property.name).inserted {
+                throw StateBusError(.badRequest, "two properties are named '\(property.name)'", object: object.name, property: property.name)
+            }
+        }
+        let epoch = UInt64.random(in: 1...UInt64.max)
+        let state = HostState(epoch: epoch, objects: objects)
+        let loop = try IOLoop(context: try context ?? Context(), name: "statebus-host")
+        let counters = self.counters
+        do {
+            engine = try await loop.submit { thread in
+                LoopBound(try HostEngine(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
+            }
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+        let endpoints = try await loop.submit { [engine] _ in (engine.value.controlEndpoint, engine.value.updatesEndpoint) }
+        self.epoch = epoch
+        self.state = state
+        self.loop = loop
+        self.objects = objects
+        self.logger = configuration.logger
+        controlEndpoint = endpoints.0
+        updatesEndpoint = endpoints.1
+        logger.info("host started", metadata: ["control": "\(controlEndpoint)", "updates": "\(updatesEndpoint)", "epoch": "\(epoch)"])
+    }
+
+    deinit { loop.shutdown() }
+
+    /// Stops serving: closes the sockets and ends every ``changes(of:)`` sequence.
+    /// Views notice through missing heartbeats. Safe to call more than once.
+    public func stop() {
+        for feed in state.feeds.values { feed.finish() }
+        loop.shutdown()
+    }
+
+    // MARK: Reading
+
+    /// Every property's current value of an object, or `nil` for an unknown object.
+    public func values(of object: String) -> [String: Value]? {
+        state.inner.withLock { $0.stores[object]?.values }
+    }
+
+    /// One property's current value, or `nil` when the object or property is unknown.
+    public func value(of property: String, in object: String) -> Value? {
+        state.inner.withLock { $0.stores[object]?.values[property] }
+    }
+
+    /// The object's sequence number: how many batches have been applied to it this epoch.
+    public func sequence(of object: String) -> UInt64? {
+        state.inner.withLock { $0.stores[object]?.sequence }
+    }
+
+    /// The sequence at which a property last changed (0: never this epoch), for
+    /// compare-and-set.
+    public func version(of property: String, in object: String) -> UInt64? {
+        state.inner.withLock { inner in inner.stores[object].map { $0.versions[property, default: 0] } }
+    }
+
+    /// The names of properties that change, from views' writes or the host's own, coalesced.
+    /// Ends when the host stops.
+    public func changes(of object: String) -> PropertyChanges {
+        PropertyChanges(feed: state.feeds[object] ?? {
+            let closed = ChangeFeed()
+            closed.finish()
+            return closed
+        }())
+    }
+
+    /// What the host has handled so far.
+    public var statistics: HostStatistics { counters.snapshot }
+
+    // MARK: Writing
+
+    /// Sets a property (or a part of it) as the host: no validators run, the type is checked.
+    /// - Parameters:
+    ///   - property: the property's name.
+    ///   - value: the new value.
+    ///   - path: where inside the property's value; `.root` for all of it.
+    ///   - object: the object's name.
+    /// - Returns: the batch's sequence number.
+    /// - Throws: `StateBusError` (`unknownObject`, `unknownProperty`, `typeMismatch`, `invalidPath`).
+    @discardableResult
+    public func set(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) throws(StateBusError) -> UInt64 {
+        try apply([PropertyChange(property, at: path, to: value)], to: object)
+    }
+
+    /// Applies several changes to one object as one batch: views see all or none of them.
+    /// - Returns: the batch's sequence number.
+    /// - Throws: `StateBusError`; nothing is applied then.
+    @discardableResult
+    public func apply(_ changes: [PropertyChange], to object: String) throws(StateBusError) -> UInt64 {
+        let result = try state.apply(changes, to: object, fromView: nil, writeID: 0)
+        if result.schedulePublish {
+            let engine = self.engine
+            loop.execute { _ in engine.value.publishPending() }
+        }
+        return result.sequence
+    }
+
+    /// Fault injection for tests: the next `count` update publications are not sent, as if
+    /// lost on the wire, so views must detect the gap and resynchronise.
+    @_spi(Testing)
+    public func dropNextPublicationsForTesting(_ count: Int) {
+        counters.publicationsToDrop.store(count, ordering: .relaxed)
+    }
+}

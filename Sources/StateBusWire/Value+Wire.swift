@@ -1,0 +1,100 @@
+import Foundation
+
+// Conversion between the domain types and the generated wire messages happens here, at the
+// module boundary, so nothing above StateBusWire handles `Statebus_V1_*` values directly
+// except the protocol engine.
+
+extension Value {
+    /// Converts the wire form of a value.
+    /// - Parameter wire: a decoded `Value` message; an unset kind reads as null.
+    public init(wire: Statebus_V1_Value) {
+        switch wire.kind {
+        case .none, .nullValue: self = .null
+        case .boolValue(let value): self = .bool(value)
+        case .intValue(let value): self = .int(value)
+        case .doubleValue(let value): self = .double(value)
+        case .stringValue(let value): self = .string(value)
+        case .bytesValue(let value): self = .bytes(value)
+        case .listValue(let list): self = .list(list.items.map(Value.init(wire:)))
+        case .mapValue(let map): self = .map(map.entries.mapValues(Value.init(wire:)))
+        }
+    }
+
+    /// The wire form of this value.
+    public var wire: Statebus_V1_Value {
+        var wire = Statebus_V1_Value()
+        switch self {
+        case .null: wire.kind = .nullValue(.nullValue)
+        case .bool(let value): wire.kind = .boolValue(value)
+        case .int(let value): wire.kind = .intValue(value)
+        case .double(let value): wire.kind = .doubleValue(value)
+        case .string(let value): wire.kind = .stringValue(value)
+        case .bytes(let value): wire.kind = .bytesValue(value)
+        case .list(let items):
+            var list = Statebus_V1_ListValue()
+            list.items = items.map(\.wire)
+            wire.kind = .listValue(list)
+        case .map(let entries):
+            var map = Statebus_V1_MapValue()
+            map.entries = entries.mapValues(\.wire)
+            wire.kind = .mapValue(map)
+        }
+        return wire
+    }
+}
+
+extension ValueKind {
+    /// The schema kind on the wire.
+    public var wire: Statebus_V1_ValueKind {
+        switch self {
+        case .null: .null
+        case .bool: .bool
+        case .int: .int
+        case .double: .double
+        case .string: .string
+        case .bytes: .bytes
+        case .list: .list
+        case .map: .map
+        }
+    }
+
+    /// The kind named by a wire schema; `nil` for "any" or an unknown kind.
+    public init?(wire: Statebus_V1_ValueKind) {
+        switch wire {
+        case .null: self = .null
+        case .bool: self = .bool
+        case .int: self = .int
+        case .double: self = .double
+        case .string: self = .string
+        case .bytes: self = .bytes
+        case .list: self = .list
+        case .map: self = .map
+        default: return nil
+        }
+    }
+}
+
+extension ValuePath {
+    /// Converts the wire form of a path.
+    public init(wire: [Statebus_V1_PathComponent]) {
+        self.init(wire.map { component in
+            switch component.step {
+            case .index(let index): .index(Int(index))
+            case .key(let key): .key(key)
+            case .none: .key("")
+            }
+        })
+    }
+
+    /// The wire form of this path.
+    public var wire: [Statebus_V1_PathComponent] {
+        components.map { component in
+            var wire = Statebus_V1_PathComponent()
+            switch component {
+            case .key(let key): wire.step = .key(key)
+            case .index(let index): wire.step = .index(UInt32(clamping: index))
+            }
+            return wire
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+@_spi(Testing) import StateBus
+import StateBusWire
+import Testing
+
+@Suite("Host and replicas: join, updates, resync")
+struct ReplicationTests {
+    @Test("a replica joins with the host's state and follows its changes")
+    func joinAndFollow() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        try host.set("sharedText", to: "before join", in: "SharedData")
+        let replica = try await Fixtures.liveReplica("SharedData", of: host)
+        defer { replica.close() }
+        #expect(replica["sharedText"] == "before join")
+        #expect(replica.epoch == host.epoch)
+        try host.set("sharedText", to: "after join", in: "SharedData")
+        try await replica.waitFor(timeout: .seconds(20), "the host's change") { $0["sharedText"] == "after join" }
+        #expect(replica.sequence == host.sequence(of: "SharedData"))
+    }
+
+    @Test("updates arriving during the snapshot are neither missed nor applied twice")
+    func updatesDuringSnapshot() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let writer = Task.detached {
+            for value in 1...3000 {
+                try host.set("counter", to: .int(Int64(value)), in: "SharedData")
+                if value % 100 == 0 { await Task.yield() }
+            }
+        }
+        let replicas = try await (0..<3).asyncMap { _ in try await Fixtures.liveReplica("SharedData", of: host) }
+        defer { replicas.forEach { $0.close() } }
+        try await writer.value
+        for replica in replicas {
+            try await replica.waitFor(timeout: .seconds(20), "the last counter value") { $0["counter"] == 3000 }
+            #expect(replica.sequence == host.sequence(of: "SharedData"))
+            #expect(replica.values == host.values(of: "SharedData"))
+        }
+    }
+
+    @Test("a forced sequence gap ends in a resync with identical state")
+    func gapResync() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("SharedData", of: host)
+        defer { replica.close() }
+        host.dropNextPublicationsForTesting(3)
+        for value in 1...10 { try host.set("counter", to: .int(Int64(value)), in: "SharedData") }
+        try await replica.waitFor(timeout: .seconds(20), "resync after the gap") { $0["counter"] == 10 }
+        #expect(replica.values == host.values(of: "SharedData"))
+        #expect(replica.sequence == host.sequence(of: "SharedData"))
+    }
+
+    @Test("a gap at the tail is found by the heartbeat and repaired")
+    func tailGap() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("SharedData", of: host)
+        defer { replica.close() }
+        host.dropNextPublicationsForTesting(1)
+        try host.set("sharedText", to: "lost on the wire", in: "SharedData")
+        try await replica.waitFor(timeout: .seconds(20), "the heartbeat-driven resync") { $0["sharedText"] == "lost on the wire" }
+    }
+
+    @Test("a host restart (new epoch) is noticed and the replica resyncs")
+    func hostRestart() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let first = try await Fixtures.host(folder: folder)
+        try first.set("sharedText", to: "first run", in: "SharedData")
+        let replica = try await Fixtures.liveReplica("SharedData", of: first)
+        defer { replica.close() }
+        #expect(replica["sharedText"] == "first run")
+        first.stop()
+        try await replica.waitFor(timeout: .seconds(20), "the replica to notice the host is gone") { $0.connectionState == .stale }
+        let second = try await Fixtures.host(folder: folder)
+        defer { second.stop() }
+        #expect(second.epoch != first.epoch)
+        try second.set("sharedText", to: "second run", in: "SharedData")
+        try await replica.waitFor(timeout: .seconds(20), "the resync with the new host") {
+            $0.connectionState == .live && $0.epoch == second.epoch && $0["sharedText"] == "second run"
+        }
+    }
+
+    @Test("an unknown object is reported to the replica, not waited on forever")
+    func unknownObject() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try Replica(object: "NoSuchThing", controlEndpoint: host.controlEndpoint)
+        defer { replica.close() }
+        let error = await #expect(throws: StateBusError.self) { try await replica.waitUntilLive(timeout: .seconds(20)) }
+        #expect(error?.code == .unknownObject)
+        #expect(error?.message.contains("SharedData") == true)
+    }
+}
+
+extension Sequence {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
