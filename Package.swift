@@ -64,7 +64,10 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
-        .testTarget(name: "StateBusTests", dependencies: ["StateBus", "ZeroMQ", "StateBusWire"]),
+        .testTarget(
+            name: "StateBusTests",
+            dependencies: ["StateBus", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "statebus"]),
     ],
     swiftLanguageModes: [.v6]
