@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "StateBusWire", targets: ["StateBusWire"]),
         .library(name: "StateBus", targets: ["StateBus"]),
+        .library(name: "StateBusTesting", targets: ["StateBusTesting"]),
         .executable(name: "statebus", targets: ["statebus"]),
     ],
     dependencies: [
@@ -45,8 +46,11 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "StateBusWire",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Helpers for integration tests: child processes, waits with deadlines.
+        .target(name: "StateBusTesting", dependencies: ["StateBus", "ZeroMQ"]),
         // The command-line tool.
         .executableTarget(
             name: "statebus",
@@ -68,7 +72,7 @@ let package = Package(
             name: "StateBusTests",
             dependencies: ["StateBus", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "statebus"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusTesting", "ZeroMQ", "statebus"]),
     ],
     swiftLanguageModes: [.v6]
 )

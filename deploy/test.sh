@@ -14,7 +14,7 @@ swift test 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 
-passed=$(grep -cE '^(✔|􁁛) Test ' "$log" || true)
+passed=$(grep -E '^(✔|􁁛) Test ' "$log" | grep -vc 'Test run with' || true)
 failed=$(grep -cE '^(✘|􀢄) Test .* (failed|recorded)' "$log" || true)
 echo "swift-testing: ${passed} passed, ${failed} failed"
 exit "$status"

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import StateBusTesting
 import ZeroMQ
 
 @Suite("Messages cross real processes")

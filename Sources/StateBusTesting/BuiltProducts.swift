@@ -1,9 +1,9 @@
 import Foundation
 
 /// Finds executables built by `swift build`/`swift test` next to the test bundle.
-enum BuiltProducts {
+public enum BuiltProducts {
     /// The folder holding the built products (`.build/debug` or `.build/release`).
-    static var folder: URL {
+    public static var folder: URL {
         if let override = ProcessInfo.processInfo.environment["STATEBUS_BIN_DIR"] {
             return URL(fileURLWithPath: override)
         }
@@ -13,7 +13,7 @@ enum BuiltProducts {
     }
 
     /// The path of a built executable, or a failure that says how to build it.
-    static func executable(_ name: String) throws -> URL {
+    public static func executable(_ name: String) throws -> URL {
         let url = folder.appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw MissingProduct(name: name, folder: folder.path)
@@ -21,10 +21,14 @@ enum BuiltProducts {
         return url
     }
 
-    struct MissingProduct: Error, CustomStringConvertible {
-        let name: String
-        let folder: String
-        var description: String {
+    /// A product that has not been built.
+    public struct MissingProduct: Error, CustomStringConvertible {
+        /// The executable's name.
+        public let name: String
+        /// Where it was looked for.
+        public let folder: String
+        /// What to do.
+        public var description: String {
             "executable '\(name)' not found in \(folder): run `swift build` first, or set STATEBUS_BIN_DIR"
         }
     }

@@ -1,0 +1,210 @@
+import Foundation
+import Synchronization
+
+/// A child process started by a test: its output lines can be awaited with a deadline, it
+/// can be paused, killed and restarted, and it is always ended when the test ends (call
+/// ``terminate()`` in a `defer`, or let ``ProcessGroup`` do it).
+public final class NodeProcess: Sendable {
+    /// The executable.
+    public let executable: URL
+    /// The arguments.
+    public let arguments: [String]
+    /// Extra environment variables.
+    public let environment: [String: String]
+    /// A name for messages.
+    public let name: String
+
+    private struct State {
+        var process: Process?
+        var lines: [String] = []
+        var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
+        var consumed = 0
+        var outputEnded = false
+    }
+    private let state = Mutex(State())
+
+    /// Starts a process.
+    /// - Parameters:
+    ///   - executable: the program.
+    ///   - arguments: its arguments.
+    ///   - environment: variables added to this process's environment.
+    ///   - name: a name for messages (default: the program's file name).
+    /// - Throws: when the program cannot be started.
+    public init(executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.name = name ?? executable.lastPathComponent
+        try start()
+    }
+
+    /// Starts the program again (after ``kill()`` or exit); its new lines follow the old.
+    public func start() throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        state.withLock {
+            $0.process = process
+            $0.outputEnded = false
+            $0.consumed = $0.lines.count
+        }
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            var buffer = Data()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                buffer.append(chunk)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    self.received(line)
+                }
+            }
+            if !buffer.isEmpty { self.received(String(decoding: buffer, as: UTF8.self)) }
+            self.outputEnded()
+        }
+    }
+
+    private func received(_ line: String) {
+        let matched = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+            state.lines.append(line)
+            var matched: [CheckedContinuation<String?, Never>] = []
+            for (id, waiter) in state.waiters where waiter.predicate(line) {
+                matched.append(waiter.continuation)
+                state.waiters[id] = nil
+            }
+            return matched
+        }
+        for continuation in matched { continuation.resume(returning: line) }
+    }
+
+    private func outputEnded() {
+        let waiting = state.withLock { state in
+            state.outputEnded = true
+            defer { state.waiters.removeAll() }
+            return state.waiters.values.map(\.continuation)
+        }
+        for continuation in waiting { continuation.resume(returning: nil) }
+    }
+
+    /// The process id of the current run.
+    public var pid: Int32 { state.withLock { $0.process?.processIdentifier ?? 0 } }
+
+    /// Whether the current run is still going.
+    public var isRunning: Bool { state.withLock { $0.process?.isRunning ?? false } }
+
+    /// Every line printed so far (standard output and error, all runs).
+    public var output: [String] { state.withLock { $0.lines } }
+
+    /// Waits for a line printed by the current run that satisfies `predicate` (lines
+    /// already printed count too).
+    /// - Parameters:
+    ///   - description: what is awaited, for the timeout error.
+    ///   - timeout: the deadline.
+    ///   - predicate: the test for a line.
+    /// - Returns: the first matching line.
+    /// - Throws: ``WaitTimeout`` naming what was awaited and showing the last lines.
+    @discardableResult
+    public func waitForLine(_ description: String, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+        let id = UUID()
+        let line: String? = await withTaskGroup(of: String?.self) { group in
+            group.addTask { [self] in
+                await withCheckedContinuation { continuation in
+                    let immediate = state.withLock { state -> String?? in
+                        if let line = state.lines[state.consumed...].first(where: predicate) { return .some(line) }
+                        if state.outputEnded { return .some(nil) }
+                        state.waiters[id] = (predicate, continuation)
+                        return .none
+                    }
+                    if let immediate { continuation.resume(returning: immediate) }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.continuation.resume(returning: nil)
+            group.cancelAll()
+            return first
+        }
+        guard let line else {
+            throw WaitTimeout(what: "\(name): \(description)", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
+        }
+        return line
+    }
+
+    /// Sends a signal to the current run.
+    public func signal(_ signal: Int32) {
+        let pid = self.pid
+        if pid > 0 { Foundation.kill(pid, signal) }
+    }
+
+    /// Kills the current run with SIGKILL and waits for it to end.
+    public func kill() {
+        signal(SIGKILL)
+        state.withLock { $0.process }?.waitUntilExit()
+    }
+
+    /// Pauses the process (SIGSTOP).
+    public func pause() { signal(SIGSTOP) }
+
+    /// Resumes a paused process (SIGCONT).
+    public func resume() { signal(SIGCONT) }
+
+    /// Asks the process to stop (SIGTERM), waits up to `grace`, then kills it.
+    /// - Returns: the exit status, or `nil` when it had to be killed.
+    @discardableResult
+    public func terminate(grace: Duration = .seconds(5)) -> Int32? {
+        guard let process = state.withLock({ $0.process }) else { return nil }
+        if process.isRunning {
+            signal(SIGCONT)
+            signal(SIGTERM)
+            let deadline = ContinuousClock.now + grace
+            while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
+            if process.isRunning {
+                signal(SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+        }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Waits for the current run to exit by itself.
+    /// - Returns: its exit status.
+    public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
+        guard let process = state.withLock({ $0.process }) else { return -1 }
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
+        guard !process.isRunning else {
+            throw WaitTimeout(what: "\(name) to exit", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
+        }
+        return process.terminationStatus
+    }
+
+    deinit { terminate(grace: .seconds(2)) }
+}
+
+/// A wait that ran out of time: what was awaited, for how long, and what was seen last.
+public struct WaitTimeout: Error, CustomStringConvertible, Sendable {
+    /// What was awaited.
+    public let what: String
+    /// The deadline.
+    public let timeout: Duration
+    /// The last state or output seen.
+    public let lastSeen: String
+
+    /// A readable report.
+    public var description: String {
+        "timed out after \(timeout) waiting for \(what)\nlast seen:\n\(lastSeen)"
+    }
+}

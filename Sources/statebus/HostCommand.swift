@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import StateBus
+import StateBusWire
+
+/// `statebus host`: serves one object whose properties are given on the command line.
+struct HostCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "host",
+        abstract: "Run a host that serves one object declared on the command line.",
+        discussion: """
+            Each --property is NAME:KIND[=DEFAULT], KIND one of bool, int, double, string, any \
+            (any: a JSON value of any shape). A string default is taken as is; other defaults \
+            are JSON. Append ! to the kind to make the property read-only for views. \
+            Prints "ready control=… updates=… epoch=…" once it serves, and stops on SIGINT or SIGTERM.
+
+            Examples:
+              statebus host --object SharedData --property sharedText:string=hello
+              statebus host --control tcp://0.0.0.0:7000 --object Counter --property count:int=0 --property label:string!=fixed
+            """
+    )
+
+    @Option(name: .long, help: "The control endpoint to bind (default: $STATEBUS_CONTROL, else ipc:// in the runtime folder).")
+    var control: String?
+
+    @Option(name: .long, help: "The updates endpoint to bind (default: derived from the control endpoint).")
+    var updates: String?
+
+    @Option(name: .long, help: "The object's name.")
+    var object: String
+
+    @Option(name: .long, help: "A property: NAME:KIND[=DEFAULT]; repeat for more.")
+    var property: [String] = []
+
+    @Option(name: .long, help: "The host's name (default endpoints derive from it).")
+    var name: String = "statebus"
+
+    @Option(name: .long, help: "Heartbeat interval in milliseconds; 0 turns heartbeats off.")
+    var heartbeatMs: Int = 500
+
+    @Flag(name: .long, help: "Print the object's state as a JSON line after every change.")
+    var printChanges = false
+
+    func validate() throws {
+        guard !property.isEmpty else { throw ValidationError("declare at least one --property NAME:KIND[=DEFAULT], for example --property text:string=hello") }
+        _ = try property.map(Self.parseProperty)
+        guard heartbeatMs >= 0 else { throw ValidationError("--heartbeat-ms must be 0 or more, got \(heartbeatMs)") }
+    }
+
+    static func parseProperty(_ spec: String) throws -> PropertyDefinition {
+        let (head, defaultText): (Substring, String?) = {
+            guard let equals = spec.firstIndex(of: "=") else { return (spec[...], nil) }
+            return (spec[..<equals], String(spec[spec.index(after: equals)...]))
+        }()
+        let parts = head.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2, !parts[0].isEmpty else {
+            throw ValidationError("--property '\(spec)': expected NAME:KIND[=DEFAULT], for example count:int=0")
+        }
+        var kindText = String(parts[1])
+        let readOnly = kindText.hasSuffix("!")
+        if readOnly { kindText.removeLast() }
+        let kind: ValueKind?
+        let fallback: Value
+        switch kindText {
+        case "bool": (kind, fallback) = (.bool, .bool(false))
+        case "int": (kind, fallback) = (.int, .int(0))
+        case "double": (kind, fallback) = (.double, .double(0))
+        case "string": (kind, fallback) = (.string, .string(""))
+        case "any": (kind, fallback) = (nil, .null)
+        default: throw ValidationError("--property '\(spec)': unknown kind '\(kindText)'; use bool, int, double, string or any")
+        }
+        var defaultValue = fallback
+        if let defaultText {
+            do {
+                defaultValue = try ValueText.parse(defaultText, asString: kind == .string)
+            } catch {
+                throw ValidationError("--property '\(spec)': \(error)")
+            }
+            if let kind, defaultValue.kind != kind, !(kind == .double && defaultValue.kind == .int) {
+                throw ValidationError("--property '\(spec)': the default \(defaultValue) is not a \(kind)")
+            }
+        }
+        return PropertyDefinition(String(parts[0]), kind: kind, default: defaultValue, writable: !readOnly)
+    }
+
+    func run() async throws {
+        let stop = SignalTrap.stopSignals()
+        let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
+        let host = try await StateHost(objects: [definition], configuration: HostConfiguration(
+            name: name,
+            controlEndpoint: control ?? ProcessInfo.processInfo.environment["STATEBUS_CONTROL"],
+            updatesEndpoint: updates,
+            heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs)
+        ))
+        emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
+        let printer = Task { [printChanges, object] in
+            guard printChanges else { return }
+            for await _ in host.changes(of: object) {
+                let sequence = host.sequence(of: object) ?? 0
+                emit(#"{"epoch":\#(host.epoch),"object":\#(ValueText.json(.string(object))),"sequence":\#(sequence),"values":\#(ValueText.json(host.values(of: object) ?? [:]))}"#)
+            }
+        }
+        await stop.wait()
+        host.stop()
+        printer.cancel()
+        emit("stopped")
+    }
+}
