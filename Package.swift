@@ -49,13 +49,15 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Process supervision, shared by the CLI (demo, launch) and the testing product.
+        .target(name: "StateBusLaunch", dependencies: []),
         // Helpers for integration tests: child processes, waits with deadlines.
-        .target(name: "StateBusTesting", dependencies: ["StateBus", "ZeroMQ"]),
+        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "ZeroMQ"]),
         // The command-line tool.
         .executableTarget(
             name: "statebus",
             dependencies: [
-                "StateBus", "ZeroMQ",
+                "StateBus", "StateBusLaunch", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

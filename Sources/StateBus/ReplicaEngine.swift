@@ -344,10 +344,14 @@ final class ReplicaEngine {
         let now = ContinuousClock.now
         switch phase {
         case .live, .awaitingJoin:
-            guard let interval = heartbeatInterval else {
-                if phase == .awaitingJoin, now - phaseStarted > configuration.requestTimeout { connect() }
+            // Heartbeats keep `lastHeard` fresh, so a join marker that never came needs its
+            // own deadline.
+            if phase == .awaitingJoin, now - phaseStarted > configuration.requestTimeout {
+                logger.info("no join marker within \(configuration.requestTimeout); reconnecting")
+                connect()
                 return
             }
+            guard let interval = heartbeatInterval else { return }
             if now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale {
                 logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
                 shared.setConnection(.stale)

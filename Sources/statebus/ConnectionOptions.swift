@@ -44,8 +44,9 @@ struct OutputOptions: ParsableArguments {
     var json = false
 }
 
-/// Prints a line and flushes at once, so a pipe (a launcher, a test) sees it immediately.
+/// Writes a line straight to standard output (file descriptor 1, unbuffered), so a pipe (a
+/// launcher, a test) sees it at once. Not `print` + `fflush(nil)`: flushing every stream
+/// takes stdin's lock, which a `readLine()` blocked on a terminal holds: a deadlock.
 func emit(_ line: String) {
-    print(line)
-    fflush(nil)  // flush every stream: naming `stdout` is not concurrency-safe in Swift 6
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

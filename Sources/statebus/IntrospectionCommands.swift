@@ -136,12 +136,18 @@ struct WatchCommand: AsyncParsableCommand {
         let replica = try Replica(object: try connection.requireObject(), controlEndpoint: connection.controlEndpoint,
                                   configuration: ReplicaConfiguration(nodeName: "statebus-watch"))
         let stop = SignalTrap.stopSignals()
+        // Subscribe before anything can change, so no transition is missed.
+        let changeIterator = replica.changes.makeAsyncIterator()
+        let connectionIterator = replica.connectionChanges.makeAsyncIterator()
+        if replica.connectionState == .live { printState(of: replica, json: output.json) }
         let changes = Task {
-            for await _ in replica.changes { printState(of: replica, json: output.json) }
+            var iterator = changeIterator
+            while await iterator.next() != nil { printState(of: replica, json: output.json) }
         }
         let connections = Task {
             var last = ConnectionState.closed
-            for await _ in replica.connectionChanges {
+            var iterator = connectionIterator
+            while await iterator.next() != nil {
                 let now = replica.connectionState
                 if now != last {
                     last = now

@@ -11,13 +11,14 @@ struct StateBusCommand: AsyncParsableCommand {
             in step and write back through two-way bindings.
 
             Examples:
+              statebus demo                       # a host and three views, each a process
               statebus host --object SharedData --property sharedText:string=hello
               statebus watch --control ipc:///run/user/1000/statebus/statebus.control --object SharedData
               statebus set --object SharedData sharedText '"hi"'
               statebus smoke                      # show a message crossing two processes
             """,
         subcommands: [
-            HostCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
+            DemoCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
             ObjectsCommand.self, SmokeCommand.self,
         ]
     )

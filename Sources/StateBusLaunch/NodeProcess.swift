@@ -16,6 +16,7 @@ public final class NodeProcess: Sendable {
 
     private struct State {
         var process: Process?
+        var input: FileHandle?
         var lines: [String] = []
         var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
         var consumed = 0
@@ -45,11 +46,14 @@ public final class NodeProcess: Sendable {
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe()
+        let input = Pipe()
         process.standardOutput = output
         process.standardError = output
+        process.standardInput = input
         try process.run()
         state.withLock {
             $0.process = process
+            $0.input = input.fileHandleForWriting
             $0.outputEnded = false
             $0.consumed = $0.lines.count
         }
@@ -102,22 +106,27 @@ public final class NodeProcess: Sendable {
     /// Every line printed so far (standard output and error, all runs).
     public var output: [String] { state.withLock { $0.lines } }
 
+    /// The number of lines printed so far: pass it as `after` to wait only for later lines.
+    public var lineCount: Int { state.withLock { $0.lines.count } }
+
     /// Waits for a line printed by the current run that satisfies `predicate` (lines
-    /// already printed count too).
+    /// already printed count too, unless `after` skips them).
     /// - Parameters:
     ///   - description: what is awaited, for the timeout error.
+    ///   - lineIndex: only lines from this index on (see ``lineCount``) count.
     ///   - timeout: the deadline.
     ///   - predicate: the test for a line.
     /// - Returns: the first matching line.
     /// - Throws: ``WaitTimeout`` naming what was awaited and showing the last lines.
     @discardableResult
-    public func waitForLine(_ description: String, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+    public func waitForLine(_ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
         let id = UUID()
         let line: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask { [self] in
                 await withCheckedContinuation { continuation in
                     let immediate = state.withLock { state -> String?? in
-                        if let line = state.lines[state.consumed...].first(where: predicate) { return .some(line) }
+                        let start = min(state.lines.count, max(state.consumed, lineIndex ?? 0))
+                        if let line = state.lines[start...].first(where: predicate) { return .some(line) }
                         if state.outputEnded { return .some(nil) }
                         state.waiters[id] = (predicate, continuation)
                         return .none
@@ -139,6 +148,12 @@ public final class NodeProcess: Sendable {
             throw WaitTimeout(what: "\(name): \(description)", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
         }
         return line
+    }
+
+    /// Writes one line to the current run's standard input.
+    public func send(line: String) {
+        let input = state.withLock { $0.input }
+        try? input?.write(contentsOf: Data((line + "\n").utf8))
     }
 
     /// Sends a signal to the current run.

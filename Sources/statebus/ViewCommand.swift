@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import StateBus
+import StateBusWire
+
+/// `statebus view`: a terminal view bound to one property; every line typed is an edit.
+struct ViewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "view",
+        abstract: "A terminal view: shows a property as it changes; each line you type sets it.",
+        discussion: """
+            Prints "[NAME] PROPERTY = VALUE (sequence N)" whenever the value changes, from any \
+            view or the host. Each line read from standard input is written to the property \
+            (as a string, or as JSON with --json-input); a rejected edit prints the host's \
+            reason and the value rolls back. Stops on SIGINT or SIGTERM.
+
+            Examples:
+              statebus view --control ipc:///tmp/demo/control --object SharedData --property sharedText --name first
+              STATEBUS_CONTROL=tcp://127.0.0.1:7000 STATEBUS_OBJECT=Counter statebus view --property count --json-input
+            """
+    )
+    @OptionGroup var connection: ConnectionOptions
+
+    @Option(name: .long, help: "The property to show and edit.")
+    var property: String
+
+    @Option(name: .long, help: "This view's name, shown in every line (default: $STATEBUS_NODE or 'view').")
+    var name: String?
+
+    @Flag(name: .long, help: "Read each input line as JSON instead of a plain string.")
+    var jsonInput = false
+
+    func run() async throws {
+        let name = self.name ?? ProcessInfo.processInfo.environment["STATEBUS_NODE"] ?? "view"
+        let replica = try Replica(object: try connection.requireObject(), controlEndpoint: connection.controlEndpoint,
+                                  configuration: ReplicaConfiguration(nodeName: name))
+        let stop = SignalTrap.stopSignals()
+        let property = self.property
+        // Subscribe before anything can change, so no transition is missed.
+        let changeIterator = replica.changes.makeAsyncIterator()
+        let stateIterator = replica.connectionChanges.makeAsyncIterator()
+        if replica.connectionState == .live {
+            emit("[\(name)] live")
+        }
+        if let value = replica[property] {
+            emit("[\(name)] \(property) = \(value) (sequence \(replica.sequence))")
+        }
+        let renders = Task {
+            var last: Value?
+            var changes = changeIterator
+            while let changed = await changes.next() {
+                guard changed.contains(property) else { continue }
+                let value = replica[property] ?? .null
+                if value != last {
+                    last = value
+                    emit("[\(name)] \(property) = \(value) (sequence \(replica.sequence))")
+                }
+            }
+        }
+        let states = Task {
+            var states = stateIterator
+            while await states.next() != nil {
+                emit("[\(name)] \(replica.connectionState)")
+                if let error = replica.lastError { emit("[\(name)] error: \(error)") }
+            }
+        }
+        let edits = Task.detached { [jsonInput] in
+            while let line = readLine() {
+                let value: Value
+                do {
+                    value = try ValueText.parse(line, asString: !jsonInput)
+                } catch {
+                    emit("[\(name)] error: \(error)")
+                    continue
+                }
+                let receipt = replica.write(property, to: value)
+                Task {
+                    do {
+                        _ = try await receipt.accepted()
+                    } catch {
+                        emit("[\(name)] rejected: \(error); showing \(replica[property] ?? .null) again")
+                    }
+                }
+            }
+        }
+        await stop.wait()
+        edits.cancel()
+        replica.close()
+        renders.cancel()
+        states.cancel()
+    }
+}

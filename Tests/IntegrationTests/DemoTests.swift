@@ -1,0 +1,45 @@
+import Foundation
+import StateBusTesting
+import Testing
+
+@Suite("The demo")
+struct DemoTests {
+    @Test("`statebus demo` plays its scenario and every view converges")
+    func demoConverges() async throws {
+        let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo"], name: "demo")
+        defer { demo.terminate() }
+        try await demo.waitForLine("the convergence verdict", timeout: .seconds(60)) { $0.contains("converged") }
+        #expect(try demo.waitForExit() == 0, "\(demo.output.suffix(20))")
+        let output = demo.output
+        #expect(output.contains("all 3 views converged on the host's value"))
+        for name in ["first", "second", "third"] {
+            #expect(output.contains { $0.hasPrefix(name) && $0.contains("\"edited while second was down\"") }, "\(name) missing from the final table")
+        }
+    }
+
+    @Test("a view edits from its standard input and a rejected edit is reported")
+    func interactiveView() async throws {
+        let folder = "/tmp/sbv-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let statebus = try BuiltProducts.executable("statebus")
+        let host = try NodeProcess(executable: statebus, arguments: [
+            "host", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count:int=0", "--property", "label:string!=fixed",
+        ], name: "host")
+        defer { host.terminate() }
+        try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
+        let view = try NodeProcess(executable: statebus, arguments: [
+            "view", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count", "--json-input", "--name", "pad",
+        ], name: "view")
+        defer { view.terminate() }
+        try await view.waitForLine("live") { $0 == "[pad] live" }
+        view.send(line: "41")
+        try await view.waitForLine("the edit") { $0.hasPrefix("[pad] count = 41") }
+        let beforeBadEdit = view.lineCount
+        view.send(line: "\"not a number\"")
+        // Shown at once (optimistic), then rejected by the host and rolled back.
+        try await view.waitForLine("the optimistic edit", after: beforeBadEdit) { $0.hasPrefix("[pad] count = \"not a number\"") }
+        let rejection = try await view.waitForLine("the rejection", after: beforeBadEdit) { $0.contains("rejected") }
+        #expect(rejection.contains("typeMismatch"))
+        try await view.waitForLine("the rollback", after: beforeBadEdit) { $0.hasPrefix("[pad] count = 41") }
+    }
+}
