@@ -3,6 +3,7 @@
 // StateBus: SwiftUI's state model across process boundaries, over ZeroMQ.
 // The dependency arrows point one way: CZeroMQ <- ZeroMQ <- StateBus, StateBusWire <- StateBus.
 
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -20,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -40,11 +42,19 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/statebus.proto.sha256"]
         ),
-        // Host, replica, bindings.
+        // The @SharedModel macro's implementation (a compiler plugin).
+        .macro(
+            name: "StateBusMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        // Host, replica, the model macro's runtime, bindings, environment, views.
         .target(
             name: "StateBus",
             dependencies: [
-                "ZeroMQ", "StateBusWire",
+                "ZeroMQ", "StateBusWire", "StateBusMacros",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
@@ -63,6 +73,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(
+            name: "StateBusMacrosTests",
+            dependencies: [
+                "StateBusMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+            ]
+        ),
         .testTarget(
             name: "StateBusWireTests",
             dependencies: [

@@ -113,9 +113,9 @@ final class HostEngine {
             reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
             return
         }
-        guard request.protocolVersion == StateBusWire.protocolVersion else {
+        guard request.protocolVersion == StateBusProtocol.version else {
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: request.requestID, error: StateBusError(.unsupportedVersion, "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusWire.protocolVersion)"))
+            reply(to: identity, requestID: request.requestID, error: StateBusError(.unsupportedVersion, "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusProtocol.version)"))
             return
         }
         switch request.body {
@@ -202,7 +202,7 @@ final class HostEngine {
     @discardableResult
     private func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
         var reply = reply
-        reply.protocolVersion = StateBusWire.protocolVersion
+        reply.protocolVersion = StateBusProtocol.version
         reply.requestID = requestID
         do {
             let bytes: [UInt8] = try reply.serializedBytes()
@@ -231,7 +231,7 @@ final class HostEngine {
             var end = start + 1
             while end < pending.count, end - start < 512, pending[end].object == object { end += 1 }
             var publication = Statebus_V1_Publication()
-            publication.protocolVersion = StateBusWire.protocolVersion
+            publication.protocolVersion = StateBusProtocol.version
             publication.updates = pending[start..<end].map(\.batch)
             start = end
             if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
@@ -269,7 +269,7 @@ final class HostEngine {
             marker.viewID = String(decoding: topic.dropFirst(Topic.joinPrefix.count).dropLast(), as: UTF8.self)
             marker.epoch = state.epoch
             var publication = Statebus_V1_Publication()
-            publication.protocolVersion = StateBusWire.protocolVersion
+            publication.protocolVersion = StateBusProtocol.version
             publication.joinMarker = marker
             publish(publication, topic: topic)
         }
@@ -291,7 +291,7 @@ final class HostEngine {
             }
         }
         var publication = Statebus_V1_Publication()
-        publication.protocolVersion = StateBusWire.protocolVersion
+        publication.protocolVersion = StateBusProtocol.version
         publication.heartbeat = heartbeat
         publish(publication, topic: Topic.heartbeat)
     }

@@ -39,7 +39,7 @@ public struct HostDescription: Sendable {
         let socket = try await AsyncSocket(loop: loop, type: .dealer)
         try await socket.connect(controlEndpoint)
         var request = Statebus_V1_Request()
-        request.protocolVersion = StateBusWire.protocolVersion
+        request.protocolVersion = StateBusProtocol.version
         request.requestID = 1
         request.hello = Statebus_V1_Hello()
         try socket.send(try request.serializedBytes() as [UInt8])

@@ -129,7 +129,7 @@ final class ReplicaEngine {
     private func send(_ request: Statebus_V1_Request) -> UInt64 {
         guard let dealer else { return 0 }
         var request = request
-        request.protocolVersion = StateBusWire.protocolVersion
+        request.protocolVersion = StateBusProtocol.version
         let id = nextRequestID
         nextRequestID += 1
         request.requestID = id

@@ -2,7 +2,7 @@
 /// and the language-neutral ``Value`` with its Codable encoder and decoder.
 ///
 /// Nothing here knows about sockets; the `StateBus` module moves these messages over ZeroMQ.
-public enum StateBusWire {
+public enum StateBusProtocol {
     /// The protocol version every message carries. See `proto/PROTOCOL.md`.
-    public static let protocolVersion: UInt32 = 1
+    public static let version: UInt32 = 1
 }

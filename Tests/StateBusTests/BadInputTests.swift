@@ -27,7 +27,7 @@ struct RawClient {
         return try Statebus_V1_Reply(serializedBytes: message.bytes)
     }
 
-    static func request(version: UInt32 = StateBusWire.protocolVersion, id: UInt64 = 7, _ body: Statebus_V1_Request.OneOf_Body) -> Statebus_V1_Request {
+    static func request(version: UInt32 = StateBusProtocol.version, id: UInt64 = 7, _ body: Statebus_V1_Request.OneOf_Body) -> Statebus_V1_Request {
         var request = Statebus_V1_Request()
         request.protocolVersion = version
         request.requestID = id

@@ -1,0 +1,63 @@
+@_exported import Observation
+@_exported import StateBusWire
+
+/// Declares a shared model: a final `@MainActor` class whose stored `var`s the host owns and
+/// every view replicates, observable as with `@Observable`.
+///
+/// The same declaration serves the host and every view, as one `.rep` file serves both sides
+/// in Qt Remote Objects:
+///
+/// ```swift
+/// @MainActor @SharedModel
+/// final class SharedData {
+///     var sharedText: String = ""
+/// }
+///
+/// // host process
+/// let data = SharedData()
+/// let host = try await StateHost(serving: [data])
+/// // view process
+/// let data = try await SharedData.replica(controlEndpoint: endpoint)
+/// data.sharedText = "hi"   // applied at once, sent to the host
+/// ```
+///
+/// Every synced property needs an explicit Codable type and a default value. Mark properties
+/// with ``Local()`` (never synced), ``Persisted()`` (kept durable by the host), ``HostOnly()``
+/// (read-only for views) and ``Validate(_:)`` (a check the host runs before applying a view's
+/// write).
+/// - Parameter name: the object's name on the bus (default: the type's name).
+@attached(member, names: named(_$observationRegistrar), named(_$bus), named(access), named(withMutation), named(objectName), named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply))
+@attached(memberAttribute)
+@attached(extension, conformances: SharedModel, Observable)
+public macro SharedModel(_ name: String? = nil) = #externalMacro(module: "StateBusMacros", type: "SharedModelMacro")
+
+/// Added by ``SharedModel(_:)`` to each synced property; not written by hand.
+@attached(accessor, names: named(init), named(get), named(set))
+@attached(peer, names: prefixed(_))
+public macro SharedProperty() = #externalMacro(module: "StateBusMacros", type: "SharedPropertyMacro")
+
+/// Keeps a property local to its process and unsynced, like `@ObservationIgnored` (and, in a
+/// view model, like `@State`): it never leaves the process.
+@attached(peer)
+public macro Local() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
+
+/// The `@AppStorage` counterpart: the host keeps the property durable and restores it when it
+/// restarts; the stored value wins over the default.
+@attached(peer)
+public macro Persisted() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
+
+/// Read-only for views: only the host sets it (a host-only setter). A view's write is
+/// rejected with `readOnly`.
+@attached(peer)
+public macro HostOnly() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
+
+/// A check the host runs before applying a view's write to this property: return a reason
+/// to reject it, or `nil` to accept. It must have no side effects; use
+/// ``SharedModel/didCommit(_:)`` for what should happen after a change.
+///
+/// ```swift
+/// @Validate({ (email: String) in email.contains("@") ? nil : "an email address needs an @" })
+/// var email: String = ""
+/// ```
+@attached(peer)
+public macro Validate<T>(_ rule: @escaping @Sendable (T) -> String?) = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")

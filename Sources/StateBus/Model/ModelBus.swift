@@ -1,0 +1,186 @@
+import Observation
+import StateBusWire
+
+/// A model's link to the bus: to the host that serves it, to the replica that mirrors it, or
+/// to nothing (a detached model is a plain observable object, as in previews and tests).
+///
+/// Observable: a view that reads ``state`` or ``lastWriteError`` re-renders when they change.
+@MainActor
+public final class ModelBus: Observable {
+    private enum Link {
+        case detached
+        case host(StateHost, object: String)
+        case replica(Replica)
+    }
+
+    private var link = Link.detached
+    /// The last value of each property known to agree with the source of truth.
+    private var synced: [String: Value] = [:]
+    private var apply: (([String: Value]) -> Set<String>)?
+    private var committed: ((Set<String>) -> Void)?
+    private var observers: [Task<Void, Never>] = []
+    private let registrar = ObservationRegistrar()
+    private var _state = ConnectionState.live
+    private var _lastWriteError: StateBusError?
+    private var lastRejected: PropertyChange?
+
+    /// Creates a detached link; the macro makes one per model.
+    public nonisolated init() {}
+
+    /// Where the model stands: always `.live` on the host and for a detached model.
+    public var state: ConnectionState {
+        registrar.access(self, keyPath: \.state)
+        return _state
+    }
+
+    /// The host's reason for refusing this process's last write, until the next accepted one
+    /// or ``retryLastWrite()``: what the profile app's error view shows.
+    public var lastWriteError: StateBusError? {
+        registrar.access(self, keyPath: \.lastWriteError)
+        return _lastWriteError
+    }
+
+    /// Sends the last refused write again (after the user corrected something elsewhere, or
+    /// when the refusal was transient) and clears ``lastWriteError``.
+    public func retryLastWrite() {
+        guard let change = lastRejected, case .replica(let replica) = link else { return }
+        setLastWriteError(nil)
+        lastRejected = nil
+        track(replica.write([change]), change: change)
+    }
+
+    /// Clears ``lastWriteError`` without retrying.
+    public func dismissWriteError() {
+        setLastWriteError(nil)
+        lastRejected = nil
+    }
+
+    private func setLastWriteError(_ error: StateBusError?) {
+        registrar.withMutation(of: self, keyPath: \.lastWriteError) { _lastWriteError = error }
+    }
+
+    private func setState(_ state: ConnectionState) {
+        guard state != _state else { return }
+        registrar.withMutation(of: self, keyPath: \.state) { _state = state }
+    }
+
+    // MARK: Attaching
+
+    func attach<Model: SharedModel>(_ model: Model, to host: StateHost) {
+        let object = Model.objectName
+        link = .host(host, object: object)
+        apply = { [weak model] values in model?._$apply(values) ?? [] }
+        committed = { [weak model] names in model?.didCommit(names) }
+        synced = model._$values()
+        pull(Set(host.values(of: object)?.keys ?? [:].keys))
+        let changes = host.changes(of: object).makeAsyncIterator()
+        observers.append(Task { [weak self] in
+            var changes = changes
+            while let names = await changes.next() {
+                guard let self else { return }
+                self.pull(names)
+            }
+        })
+    }
+
+    func attach<Model: SharedModel>(_ model: Model, to replica: Replica) {
+        link = .replica(replica)
+        apply = { [weak model] values in model?._$apply(values) ?? [] }
+        committed = nil
+        let changes = replica.changes.makeAsyncIterator()
+        let connection = replica.connectionChanges.makeAsyncIterator()
+        synced = [:]
+        pull(Set(replica.values.keys))
+        setState(replica.connectionState)
+        observers.append(Task { [weak self] in
+            var changes = changes
+            while let names = await changes.next() {
+                guard let self else { return }
+                self.pull(names)
+            }
+        })
+        observers.append(Task { [weak self] in
+            var connection = connection
+            while await connection.next() != nil {
+                guard let self else { return }
+                self.setState(replica.connectionState)
+            }
+            self?.setState(.closed)
+        })
+    }
+
+    /// Stops following the host or replica (a replica is closed). The model keeps its values.
+    public func detach() {
+        for observer in observers { observer.cancel() }
+        observers.removeAll()
+        if case .replica(let replica) = link { replica.close() }
+        link = .detached
+    }
+
+    /// Brings changed properties from the source of truth into the model.
+    private func pull(_ names: Set<String>) {
+        let current: [String: Value]
+        switch link {
+        case .detached: return
+        case .host(let host, let object): current = host.values(of: object) ?? [:]
+        case .replica(let replica): current = replica.values
+        }
+        var changed: [String: Value] = [:]
+        for name in names {
+            guard let value = current[name], value != synced[name] else { continue }
+            synced[name] = value
+            changed[name] = value
+        }
+        guard !changed.isEmpty, let apply else { return }
+        let applied = apply(changed)
+        if !applied.isEmpty { committed?(applied) }
+    }
+
+    // MARK: Writing
+
+    /// Called by a synced property's setter: sends the change to the source of truth.
+    ///
+    /// Only the part that changed travels: setting `user` to a copy whose `email` alone
+    /// differs writes the path `email`, so another view's concurrent edit of `username`
+    /// survives. That is how `$model.user.email` bindings write one field.
+    public func localChange<T: Encodable>(_ property: String, _ newValue: T) {
+        guard let encoded = try? ValueEncoder().encode(newValue) else { return }
+        let old = synced[property]
+        synced[property] = encoded
+        let change: PropertyChange
+        if let old, let (path, part) = old.difference(to: encoded) {
+            change = PropertyChange(property, at: path, to: part)
+        } else if old == encoded {
+            return
+        } else {
+            change = PropertyChange(property, to: encoded)
+        }
+        switch link {
+        case .detached:
+            return
+        case .host(let host, let object):
+            do {
+                try host.apply([change], to: object)
+                committed?([property])
+            } catch {
+                setLastWriteError(error)
+            }
+        case .replica(let replica):
+            track(replica.write([change]), change: change)
+        }
+    }
+
+    private func track(_ receipt: WriteReceipt, change: PropertyChange) {
+        Task { [weak self] in
+            do {
+                _ = try await receipt.accepted()
+                guard let self else { return }
+                if self._lastWriteError != nil, self.lastRejected?.property == change.property { self.dismissWriteError() }
+            } catch let error as StateBusError {
+                guard let self else { return }
+                self.lastRejected = change
+                self.setLastWriteError(error)
+            } catch {}
+        }
+    }
+}

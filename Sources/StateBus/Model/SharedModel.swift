@@ -1,0 +1,81 @@
+/// A class declared with ``SharedModel(_:)``. The macro provides every requirement except
+/// ``didCommit(_:)``, which has a default.
+@MainActor
+public protocol SharedModel: AnyObject, Observable {
+    /// The object's name on the bus.
+    nonisolated static var objectName: String { get }
+    /// The object's synced properties, for the host.
+    nonisolated static var objectDefinition: ObjectDefinition { get }
+    /// The synced property a key path names, or `nil`.
+    static func _$propertyName(_ keyPath: PartialKeyPath<Self>) -> String?
+    /// The link to the host or replica.
+    var _$bus: ModelBus { get }
+    /// Every synced property's value.
+    func _$values() -> [String: Value]
+    /// Applies values from the other side; returns the names applied.
+    func _$apply(_ values: [String: Value]) -> Set<String>
+    /// Creates a model with every property at its default.
+    init()
+    /// Called on the host after changes are applied (from a view's write or the host's own
+    /// set): the post-commit hook. Validation happens before, in ``Validate(_:)`` rules.
+    /// - Parameter properties: the names that changed.
+    func didCommit(_ properties: Set<String>)
+}
+
+extension SharedModel {
+    /// Does nothing by default.
+    public func didCommit(_ properties: Set<String>) {}
+
+    /// The bus link of this model: connection state, the last rejected write, retry.
+    public var connection: ModelBus { _$bus }
+
+    /// Connects a replica of this model to a host and waits until it holds the host's state.
+    /// - Parameters:
+    ///   - controlEndpoint: the host's control endpoint.
+    ///   - configuration: the replica's identity and patience.
+    ///   - timeout: how long to wait for the first snapshot.
+    /// - Returns: a model whose properties follow the host, and whose writes go to the host.
+    /// - Throws: `StateBusError` (`timeout`, `unknownObject`).
+    public static func replica(
+        controlEndpoint: String,
+        configuration: ReplicaConfiguration = ReplicaConfiguration(),
+        timeout: Duration = .seconds(10)
+    ) async throws -> Self {
+        let replica = try Replica(object: objectName, controlEndpoint: controlEndpoint, configuration: configuration)
+        do {
+            try await replica.waitUntilLive(timeout: timeout)
+        } catch {
+            replica.close()
+            throw error
+        }
+        let model = Self()
+        model._$bus.attach(model, to: replica)
+        return model
+    }
+}
+
+extension StateHost {
+    /// Starts a host that serves models: their current values become the host's state, and
+    /// from then on each model is the host's object (the `@StateObject` that owns the truth).
+    /// - Parameters:
+    ///   - models: the models to serve; their types must have distinct object names.
+    ///   - configuration: endpoints and behaviour.
+    /// - Throws: like ``StateHost/init(objects:configuration:context:)``.
+    @MainActor
+    public convenience init(serving models: [any SharedModel], configuration: HostConfiguration = HostConfiguration()) async throws {
+        try await self.init(objects: models.map { type(of: $0).objectDefinition }, configuration: configuration)
+        for model in models {
+            let definition = type(of: model).objectDefinition
+            // Values the code changed before serving become the host's; persisted properties
+            // keep what the host restored (the stored value wins over the code, as with
+            // @AppStorage).
+            let changes = model._$values().sorted { $0.key < $1.key }.compactMap { name, value -> PropertyChange? in
+                guard let property = definition.property(named: name), !property.isPersisted,
+                      value != property.defaultValue else { return nil }
+                return PropertyChange(name, to: value)
+            }
+            if !changes.isEmpty { _ = try? apply(changes, to: definition.name) }
+            model._$bus.attach(model, to: self)
+        }
+    }
+}
