@@ -77,8 +77,8 @@ let package = Package(
             name: "StateBusMacrosTests",
             dependencies: [
                 "StateBusMacros",
-                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax"),
             ]
         ),
         .testTarget(

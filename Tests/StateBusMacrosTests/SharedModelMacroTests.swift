@@ -1,21 +1,81 @@
 import StateBusMacros
+import SwiftDiagnostics
+import SwiftParser
+import SwiftSyntax
 import SwiftSyntaxMacroExpansion
-import SwiftSyntaxMacrosGenericTestSupport
+import SwiftSyntaxMacros
 import Testing
 
-private let macros: [String: MacroSpec] = [
-    "SharedModel": MacroSpec(type: SharedModelMacro.self),
-    "SharedProperty": MacroSpec(type: SharedPropertyMacro.self),
-    "Local": MacroSpec(type: MarkerMacro.self),
-    "HostOnly": MacroSpec(type: MarkerMacro.self),
-    "Persisted": MacroSpec(type: MarkerMacro.self),
-    "Validate": MacroSpec(type: MarkerMacro.self),
+private let macros: [String: any Macro.Type] = [
+    "SharedModel": SharedModelMacro.self,
+    "SharedProperty": SharedPropertyMacro.self,
+    "Local": MarkerMacro.self,
+    "HostOnly": MarkerMacro.self,
+    "Persisted": MarkerMacro.self,
+    "Validate": MarkerMacro.self,
 ]
 
-/// Reports a macro test failure as a swift-testing issue.
-private func fail(_ failure: TestFailureSpec) {
-    Issue.record(Comment(rawValue: failure.message), sourceLocation: SourceLocation(
-        fileID: failure.location.fileID, filePath: failure.location.filePath,
-        line: failure.location.line, column: failure.location.column
-    ))
+/// Expands the macros in `source`; returns the expanded text and the diagnostics' messages.
+private func expand(_ source: String) -> (text: String, diagnostics: [String]) {
+    let file = Parser.parse(source: source)
+    let context = BasicMacroExpansionContext(sourceFiles: [file: .init(moduleName: "Test", fullFilePath: "Test.swift")])
+    let expanded = file.expand(macros: macros, in: context, indentationWidth: .spaces(4))
+    return (expanded.description, context.diagnostics.map(\.message))
+}
+
+/// Removes whitespace differences, so checks compare code, not layout.
+private func squeeze(_ text: String) -> String {
+    text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+}
+
+@Suite("The @SharedModel macro")
+struct SharedModelMacroTests {
+    static let model = """
+        @MainActor @SharedModel("Profile")
+        final class ProfileModel {
+            @Validate({ (email: String) in email.contains("@") ? nil : "needs an @" })
+            var email: String = ""
+            @HostOnly var isLoading: Bool = false
+            @Persisted var notifications: Bool = true
+            @Local var draft: String = ""
+            let id = 1
+            var computed: Int { 3 }
+        }
+        """
+
+    @Test("synced properties get observed accessors and a backing store; markers are respected")
+    func accessors() {
+        let (text, diagnostics) = expand(Self.model)
+        #expect(diagnostics.isEmpty)
+        let code = squeeze(text)
+        #expect(code.contains("private var _email: String"))
+        #expect(code.contains("get { access(keyPath: \\.email) return _email }"))
+        #expect(code.contains("withMutation(keyPath: \\.email) { _email = newValue } _$bus.localChange(\"email\", newValue)"))
+        #expect(code.contains("@storageRestrictions(initializes: _isLoading)"))
+        #expect(!code.contains("_draft"), "@Local properties stay plain")
+        #expect(!code.contains("_id"), "let constants stay plain")
+        #expect(!code.contains("_computed"), "computed properties stay plain")
+    }
+
+    @Test("the object definition carries names, defaults, writability, persistence and validators")
+    func definition() {
+        let code = squeeze(expand(Self.model).text)
+        #expect(code.contains("static var objectName: String { \"Profile\" }"))
+        #expect(code.contains(#"StateBus.PropertyDefinition("email", default: ("") as String, writable: true, persisted: false, validate: { (email: String) in email.contains("@") ? nil : "needs an @" })"#))
+        #expect(code.contains(#"StateBus.PropertyDefinition("isLoading", default: (false) as Bool, writable: false, persisted: false)"#))
+        #expect(code.contains(#"StateBus.PropertyDefinition("notifications", default: (true) as Bool, writable: true, persisted: true)"#))
+        #expect(code.contains("extension ProfileModel: StateBus.SharedModel, Observation.Observable { }"))
+    }
+
+    @Test("misuse gets clear diagnostics", arguments: [
+        ("@MainActor @SharedModel struct S { var a: Int = 0 }", "applies to a final class"),
+        ("@MainActor @SharedModel final class C { var a = 0 }", "needs an explicit type"),
+        ("@MainActor @SharedModel final class C { var a: Int }", "needs a default value"),
+        ("@MainActor @SharedModel class C { var a: Int = 0 }", "must be 'final'"),
+        ("@SharedModel final class C { var a: Int = 0 }", "must be '@MainActor'"),
+    ])
+    func diagnostics(source: String, expected: String) {
+        let (_, diagnostics) = expand(source)
+        #expect(diagnostics.contains { $0.contains(expected) }, "got \(diagnostics)")
+    }
 }
