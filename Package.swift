@@ -63,11 +63,13 @@ let package = Package(
         .target(name: "StateBusLaunch", dependencies: []),
         // Helpers for integration tests: child processes, waits with deadlines.
         .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "ZeroMQ"]),
+        // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
+        .target(name: "StateBusDemo", dependencies: ["StateBus"]),
         // The command-line tool.
         .executableTarget(
             name: "statebus",
             dependencies: [
-                "StateBus", "StateBusLaunch", "ZeroMQ",
+                "StateBus", "StateBusLaunch", "StateBusDemo", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

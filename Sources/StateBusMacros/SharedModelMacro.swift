@@ -63,7 +63,12 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             """
         }.joined(separator: "\n        ")
 
-        return [
+        // A public model needs a public `init()` for the protocol; give it one unless the
+        // class declares initialisers of its own.
+        let declaresInit = classDecl.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }
+        let publicInit: [DeclSyntax] = access.isEmpty || declaresInit ? [] : ["public init() {}"]
+
+        return publicInit + [
             "private let _$observationRegistrar = Observation.ObservationRegistrar()",
             "\(raw: access)let _$bus = StateBus.ModelBus()",
             """

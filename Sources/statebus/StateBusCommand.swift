@@ -18,7 +18,7 @@ struct StateBusCommand: AsyncParsableCommand {
               statebus smoke                      # show a message crossing two processes
             """,
         subcommands: [
-            DemoCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
+            DemoCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
             ObjectsCommand.self, SmokeCommand.self,
         ]
     )
