@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -60,7 +61,7 @@ let package = Package(
             ]
         ),
         // Process supervision, shared by the CLI (demo, launch) and the testing product.
-        .target(name: "StateBusLaunch", dependencies: []),
+        .target(name: "StateBusLaunch", dependencies: ["StateBus", .product(name: "Yams", package: "Yams")]),
         // Helpers for integration tests: child processes, waits with deadlines.
         .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "ZeroMQ"]),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).

@@ -13,6 +13,8 @@ public final class NodeProcess: Sendable {
     public let environment: [String: String]
     /// A name for messages.
     public let name: String
+    /// Called with every output line as it arrives (for prefixed forwarding).
+    private let onLine: (@Sendable (String) -> Void)?
 
     private struct State {
         var process: Process?
@@ -21,6 +23,9 @@ public final class NodeProcess: Sendable {
         var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
         var consumed = 0
         var outputEnded = false
+        var run = 0
+        var exitWaiters: [CheckedContinuation<Int32, Never>] = []
+        var exitStatus: Int32?
     }
     private let state = Mutex(State())
 
@@ -31,11 +36,14 @@ public final class NodeProcess: Sendable {
     ///   - environment: variables added to this process's environment.
     ///   - name: a name for messages (default: the program's file name).
     /// - Throws: when the program cannot be started.
-    public init(executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil) throws {
+    ///   - onLine: called with every output line as it arrives.
+    public init(executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil,
+                onLine: (@Sendable (String) -> Void)? = nil) throws {
         self.executable = executable
         self.arguments = arguments
         self.environment = environment
         self.name = name ?? executable.lastPathComponent
+        self.onLine = onLine
         try start()
     }
 
@@ -50,6 +58,15 @@ public final class NodeProcess: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = input
+        let run = state.withLock { state -> Int in
+            state.run += 1
+            state.exitStatus = nil
+            return state.run
+        }
+        process.terminationHandler = { [weak self] ended in
+            let status = ended.terminationReason == .uncaughtSignal ? 128 + ended.terminationStatus : ended.terminationStatus
+            self?.exited(run: run, status: status)
+        }
         try process.run()
         state.withLock {
             $0.process = process
@@ -75,7 +92,31 @@ public final class NodeProcess: Sendable {
         }
     }
 
+    private func exited(run: Int, status: Int32) {
+        let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
+            guard state.run == run else { return [] }
+            state.exitStatus = status
+            defer { state.exitWaiters = [] }
+            return state.exitWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: status) }
+    }
+
+    /// Waits, without blocking a thread, until the current run exits.
+    /// - Returns: its exit status (128 + the signal number for a signal, as a shell reports).
+    public func exitStatus() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let status = state.withLock { state -> Int32? in
+                if let status = state.exitStatus { return status }
+                state.exitWaiters.append(continuation)
+                return nil
+            }
+            if let status { continuation.resume(returning: status) }
+        }
+    }
+
     private func received(_ line: String) {
+        onLine?(line)
         let matched = state.withLock { state -> [CheckedContinuation<String?, Never>] in
             state.lines.append(line)
             var matched: [CheckedContinuation<String?, Never>] = []

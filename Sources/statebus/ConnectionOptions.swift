@@ -7,7 +7,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "The host's control endpoint (default: $STATEBUS_CONTROL).")
     var control: String?
 
-    @Option(name: .long, help: "The object to bind (default: $STATEBUS_OBJECT).")
+    @Option(name: .long, help: "The object to bind (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS).")
     var object: String?
 
     @Option(name: .long, help: "Seconds to wait for the host.")
@@ -18,7 +18,10 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     var objectName: String {
-        object ?? ProcessInfo.processInfo.environment["STATEBUS_OBJECT"] ?? ""
+        let environment = ProcessInfo.processInfo.environment
+        // The launcher injects STATEBUS_OBJECTS (comma-separated); the first one is bound.
+        let injected = environment["STATEBUS_OBJECTS"]?.split(separator: ",").first.map(String.init)
+        return object ?? environment["STATEBUS_OBJECT"] ?? injected ?? ""
     }
 
     var deadline: Duration { .milliseconds(Int(timeout * 1000)) }

@@ -12,13 +12,14 @@ struct StateBusCommand: AsyncParsableCommand {
 
             Examples:
               statebus demo                       # a host and three views, each a process
+              statebus launch deploy/shared-text.yaml
               statebus host --object SharedData --property sharedText:string=hello
               statebus watch --control ipc:///run/user/1000/statebus/statebus.control --object SharedData
               statebus set --object SharedData sharedText '"hi"'
               statebus smoke                      # show a message crossing two processes
             """,
         subcommands: [
-            DemoCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
+            DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
             ObjectsCommand.self, SmokeCommand.self,
         ]
     )

@@ -1,0 +1,121 @@
+import Foundation
+import Yams
+
+/// A topology of node processes, read from a YAML launch file.
+///
+/// ```yaml
+/// name: shared-text
+/// nodes:
+///   - name: host
+///     role: host
+///     objects: [SharedData]
+///     executable: statebus          # "statebus" is the running statebus binary itself
+///     arguments: [node, shared-text, --role, host]
+///   - name: first
+///     role: view
+///     objects: [SharedData]
+///     executable: statebus
+///     arguments: [node, shared-text, --role, view]
+///     respawn: { policy: on-failure, delay: 0.5, max: 3 }
+/// ```
+public struct LaunchFile: Sendable {
+    /// How a node is restarted when it exits.
+    public struct Respawn: Sendable, Equatable {
+        /// When to restart.
+        public enum Policy: String, Sendable, CaseIterable { case never, onFailure = "on-failure", always }
+        /// When to restart.
+        public var policy: Policy = .never
+        /// Seconds to wait before restarting.
+        public var delay: Double = 0.5
+        /// The most restarts; `nil`: no limit.
+        public var maximum: Int? = 5
+    }
+
+    /// One node.
+    public struct Node: Sendable {
+        /// Host or view.
+        public enum Role: String, Sendable, CaseIterable { case host, view }
+        /// The node's name, unique in the file; prefixes its output lines.
+        public var name: String
+        /// Host or view.
+        public var role: Role
+        /// The program to run.
+        public var executable: String
+        /// Its arguments.
+        public var arguments: [String]
+        /// Extra environment variables.
+        public var environment: [String: String]
+        /// The objects a host serves or a view binds (injected as `STATEBUS_OBJECTS`).
+        public var objects: [String]
+        /// A host's control endpoint (default: ipc:// in the runtime folder).
+        public var control: String?
+        /// The host node a view uses (default: the only host).
+        public var host: String?
+        /// Restart policy.
+        public var respawn: Respawn
+        /// The line in the file where the node starts.
+        public var line: Int
+    }
+
+    /// The topology's name.
+    public var name: String
+    /// Its nodes, in file order.
+    public var nodes: [Node]
+    /// Seconds to wait for a host to answer before views start.
+    public var readyTimeout: Double
+    /// Seconds between SIGTERM and SIGKILL at shutdown.
+    public var gracePeriod: Double
+    /// The file it was read from.
+    public var path: String
+
+    /// Reads and checks a launch file; nothing is started.
+    /// - Parameter path: the YAML file.
+    /// - Throws: ``LaunchFileError`` naming the file, line and field at fault.
+    public static func load(path: String) throws -> LaunchFile {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LaunchFileError(path: path, line: nil, field: nil, problem: "cannot read the file: check the path and permissions")
+        }
+        return try parse(String(decoding: data, as: UTF8.self), path: path)
+    }
+
+    /// Parses and checks launch-file text.
+    /// - Throws: ``LaunchFileError`` naming the file, line and field at fault.
+    public static func parse(_ text: String, path: String = "<launch file>") throws -> LaunchFile {
+        let root: Yams.Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            throw LaunchFileError(path: path, line: Self.line(of: error), field: nil, problem: "not valid YAML: \(error)")
+        }
+        let reader = LaunchFileReader(path: path)
+        return try reader.read(root)
+    }
+
+    private static func line(of error: YamlError) -> Int? {
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): return mark.line
+        case .duplicatedKeysInMapping(_, let context): return context.mark.line
+        default: return nil
+        }
+    }
+}
+
+/// A launch file that cannot be used, with where and why.
+public struct LaunchFileError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The file.
+    public let path: String
+    /// The line at fault, when known.
+    public let line: Int?
+    /// The field at fault, such as `nodes[1].respawn.policy`.
+    public let field: String?
+    /// What is wrong and what to do.
+    public let problem: String
+
+    /// `file:line: field: problem`.
+    public var description: String {
+        var location = path
+        if let line { location += ":\(line)" }
+        if let field { return "\(location): \(field): \(problem)" }
+        return "\(location): \(problem)"
+    }
+}

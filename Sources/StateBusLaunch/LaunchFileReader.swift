@@ -1,0 +1,142 @@
+import Yams
+
+/// Turns a composed YAML tree into a ``LaunchFile``, checking every field and naming the
+/// line of anything wrong.
+struct LaunchFileReader {
+    let path: String
+
+    private func fail(_ node: Yams.Node?, _ field: String, _ problem: String) -> LaunchFileError {
+        LaunchFileError(path: path, line: node?.mark?.line, field: field, problem: problem)
+    }
+
+    private func mapping(_ node: Yams.Node?, _ field: String, allowed: Set<String>) throws -> [(String, Yams.Node)] {
+        guard let node, case .mapping(let mapping) = node else {
+            throw fail(node, field, "expected a mapping of keys to values")
+        }
+        var pairs: [(String, Yams.Node)] = []
+        for (key, value) in mapping {
+            guard let name = key.string else { throw fail(key, field, "keys must be text") }
+            guard allowed.contains(name) else {
+                throw fail(key, field.isEmpty ? name : "\(field).\(name)", "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+            }
+            pairs.append((name, value))
+        }
+        return pairs
+    }
+
+    private func string(_ node: Yams.Node, _ field: String) throws -> String {
+        guard case .scalar(let scalar) = node else { throw fail(node, field, "expected text") }
+        return scalar.string
+    }
+
+    private func strings(_ node: Yams.Node, _ field: String) throws -> [String] {
+        switch node {
+        case .sequence(let sequence): return try sequence.enumerated().map { try string($1, "\(field)[\($0)]") }
+        case .scalar(let scalar): return [scalar.string]
+        default: throw fail(node, field, "expected a list of text")
+        }
+    }
+
+    private func number(_ node: Yams.Node, _ field: String) throws -> Double {
+        guard let value = node.float ?? node.int.map(Double.init), value >= 0 else {
+            throw fail(node, field, "expected a number of seconds, 0 or more")
+        }
+        return value
+    }
+
+    func read(_ root: Yams.Node?) throws -> LaunchFile {
+        var file = LaunchFile(name: "launch", nodes: [], readyTimeout: 20, gracePeriod: 5, path: path)
+        var nodesNode: Yams.Node?
+        for (key, value) in try mapping(root, "", allowed: ["name", "nodes", "ready_timeout", "grace_period"]) {
+            switch key {
+            case "name": file.name = try string(value, "name")
+            case "ready_timeout": file.readyTimeout = try number(value, "ready_timeout")
+            case "grace_period": file.gracePeriod = try number(value, "grace_period")
+            default: nodesNode = value
+            }
+        }
+        guard let nodesNode, case .sequence(let sequence) = nodesNode, !sequence.isEmpty else {
+            throw fail(nodesNode ?? root, "nodes", "expected a non-empty list of nodes")
+        }
+        for (index, item) in sequence.enumerated() {
+            file.nodes.append(try node(item, field: "nodes[\(index)]"))
+        }
+        try check(file, sequence: Array(sequence))
+        return file
+    }
+
+    private func node(_ item: Yams.Node, field: String) throws -> LaunchFile.Node {
+        let allowed: Set<String> = ["name", "role", "executable", "arguments", "environment", "objects", "control", "host", "respawn"]
+        var node = LaunchFile.Node(name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
+                                   control: nil, host: nil, respawn: LaunchFile.Respawn(), line: item.mark?.line ?? 0)
+        var sawRole = false
+        for (key, value) in try mapping(item, field, allowed: allowed) {
+            let here = "\(field).\(key)"
+            switch key {
+            case "name": node.name = try string(value, here)
+            case "role":
+                guard let role = LaunchFile.Node.Role(rawValue: try string(value, here)) else {
+                    throw fail(value, here, "expected host or view")
+                }
+                node.role = role
+                sawRole = true
+            case "executable": node.executable = try string(value, here)
+            case "arguments": node.arguments = try strings(value, here)
+            case "objects": node.objects = try strings(value, here)
+            case "control": node.control = try string(value, here)
+            case "host": node.host = try string(value, here)
+            case "environment":
+                for (name, variable) in try mapping(value, here, allowed: Set(value.mapping?.keys.compactMap(\.string) ?? [])) {
+                    node.environment[name] = try string(variable, "\(here).\(name)")
+                }
+            default: node.respawn = try respawn(value, here)
+            }
+        }
+        guard !node.name.isEmpty else { throw fail(item, "\(field).name", "every node needs a name") }
+        guard sawRole else { throw fail(item, "\(field).role", "every node needs a role: host or view") }
+        guard !node.executable.isEmpty else { throw fail(item, "\(field).executable", "every node needs an executable") }
+        return node
+    }
+
+    private func respawn(_ value: Yams.Node, _ field: String) throws -> LaunchFile.Respawn {
+        var respawn = LaunchFile.Respawn()
+        if case .scalar(let scalar) = value {
+            guard let policy = LaunchFile.Respawn.Policy(rawValue: scalar.string) else {
+                throw fail(value, field, "expected never, on-failure or always")
+            }
+            respawn.policy = policy
+            return respawn
+        }
+        for (key, item) in try mapping(value, field, allowed: ["policy", "delay", "max"]) {
+            switch key {
+            case "policy":
+                guard let policy = LaunchFile.Respawn.Policy(rawValue: try string(item, "\(field).policy")) else {
+                    throw fail(item, "\(field).policy", "expected never, on-failure or always")
+                }
+                respawn.policy = policy
+            case "delay": respawn.delay = try number(item, "\(field).delay")
+            default:
+                guard let maximum = item.int, maximum >= 0 else { throw fail(item, "\(field).max", "expected a whole number, 0 or more") }
+                respawn.maximum = maximum
+            }
+        }
+        return respawn
+    }
+
+    private func check(_ file: LaunchFile, sequence: [Yams.Node]) throws {
+        var names = Set<String>()
+        for (index, node) in file.nodes.enumerated() where !names.insert(node.name).inserted {
+            throw fail(sequence[index], "nodes[\(index)].name", "the name '\(node.name)' is used twice; node names must be unique")
+        }
+        let hosts = file.nodes.filter { $0.role == .host }.map(\.name)
+        for (index, node) in file.nodes.enumerated() where node.role == .view {
+            if let host = node.host {
+                guard hosts.contains(host) else {
+                    throw fail(sequence[index], "nodes[\(index)].host", "no host node named '\(host)'; hosts: \(hosts.joined(separator: ", "))")
+                }
+            } else if hosts.count != 1 {
+                throw fail(sequence[index], "nodes[\(index)].host", "say which host this view uses (the file has \(hosts.count) hosts)")
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import StateBus
+import Synchronization
+
+/// Runs a ``LaunchFile``: hosts first, views once their host answers, every node's lines
+/// prefixed with its name, respawn policies, and a graceful stop.
+///
+/// The launcher injects each node's environment, the cross-process `environmentObject`:
+/// `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its objects) and
+/// `STATEBUS_CONTROL` (its host's control endpoint; for a host, the endpoint to bind).
+public final class Launcher: Sendable {
+    /// The topology.
+    public let file: LaunchFile
+    private let statebus: URL
+    private let output: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var running: [String: NodeProcess] = [:]
+        var failures: [String] = []
+        var stopping = false
+    }
+
+    /// Prepares a launch; nothing starts until ``run(until:)``.
+    /// - Parameters:
+    ///   - file: the topology.
+    ///   - statebus: what the executable name `statebus` means (default: this binary).
+    ///   - output: receives every prefixed line, and the launcher's own messages.
+    public init(file: LaunchFile, statebus: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+                output: @escaping @Sendable (String) -> Void) {
+        self.file = file
+        self.statebus = statebus
+        self.output = output
+    }
+
+    /// The control endpoint of a host node.
+    public func controlEndpoint(of host: LaunchFile.Node) -> String {
+        host.control ?? "ipc://\(RuntimeFolder.path)/\(file.name)-\(host.name).control"
+    }
+
+    /// The running process of a node, if it runs.
+    public func process(named name: String) -> NodeProcess? { state.withLock { $0.running[name] } }
+
+    /// Starts the topology and supervises it until `stop` returns or every node has ended.
+    /// - Parameter stop: returns when the launch should stop (for example on SIGTERM).
+    /// - Returns: 0 when no node failed, 1 otherwise.
+    /// - Throws: ``LaunchError`` when an executable is missing or a host never answers;
+    ///   every node started is stopped first.
+    public func run(until stop: @escaping @Sendable () async -> Void) async throws -> Int32 {
+        let executables = try resolveExecutables()
+        do {
+            for node in file.nodes where node.role == .host {
+                try start(node, executable: executables[node.name]!)
+                try await awaitReady(node)
+            }
+            for node in file.nodes where node.role == .view {
+                try start(node, executable: executables[node.name]!)
+            }
+        } catch {
+            shutDown()
+            throw error
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for node in file.nodes {
+                group.addTask { await self.supervise(node, executable: executables[node.name]!) }
+            }
+            group.addTask {
+                await stop()
+                self.shutDown()
+            }
+            // Whichever comes first: every node ended on its own, or the stop signal.
+            var supervisorsLeft = file.nodes.count
+            while let _ = await group.next() {
+                supervisorsLeft -= 1
+                if supervisorsLeft == 0 || state.withLock({ $0.stopping }) { break }
+            }
+            shutDown()
+            group.cancelAll()
+        }
+        let failures = state.withLock { $0.failures }
+        for failure in failures { output("launch: \(failure)") }
+        return failures.isEmpty ? 0 : 1
+    }
+
+    private func resolveExecutables() throws -> [String: URL] {
+        var resolved: [String: URL] = [:]
+        let folder = URL(fileURLWithPath: file.path).deletingLastPathComponent()
+        for node in file.nodes {
+            let candidate: URL?
+            if node.executable == "statebus" {
+                candidate = statebus
+            } else if node.executable.contains("/") {
+                candidate = node.executable.hasPrefix("/") ? URL(fileURLWithPath: node.executable) : folder.appendingPathComponent(node.executable)
+            } else {
+                candidate = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+                    .map { URL(fileURLWithPath: String($0)).appendingPathComponent(node.executable) }
+                    .first { FileManager.default.isExecutableFile(atPath: $0.path) }
+            }
+            guard let url = candidate, FileManager.default.isExecutableFile(atPath: url.path) else {
+                throw LaunchError("\(file.path):\(node.line): node '\(node.name)': executable '\(node.executable)' not found or not executable")
+            }
+            resolved[node.name] = url
+        }
+        return resolved
+    }
+
+    private func environment(for node: LaunchFile.Node) -> [String: String] {
+        var environment = node.environment
+        environment["STATEBUS_NODE"] = node.name
+        environment["STATEBUS_ROLE"] = node.role.rawValue
+        environment["STATEBUS_OBJECTS"] = node.objects.joined(separator: ",")
+        let host = node.role == .host ? node : file.nodes.first { $0.name == node.host } ?? file.nodes.first { $0.role == .host }
+        if let host { environment["STATEBUS_CONTROL"] = controlEndpoint(of: host) }
+        return environment
+    }
+
+    private func start(_ node: LaunchFile.Node, executable: URL) throws {
+        let output = self.output
+        let name = node.name
+        let process = try NodeProcess(executable: executable, arguments: node.arguments, environment: environment(for: node),
+                                      name: name, onLine: { line in output("\(name) | \(line)") })
+        state.withLock { $0.running[name] = process }
+        output("launch: started \(name) (\(node.role.rawValue), pid \(process.pid))")
+    }
+
+    private func awaitReady(_ host: LaunchFile.Node) async throws {
+        let endpoint = controlEndpoint(of: host)
+        do {
+            _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: .milliseconds(Int(file.readyTimeout * 1000)))
+            output("launch: \(host.name) answers on \(endpoint)")
+        } catch {
+            let lines = process(named: host.name)?.output.suffix(10).joined(separator: "\n  ") ?? ""
+            throw LaunchError("host '\(host.name)' did not answer on \(endpoint) within \(file.readyTimeout) s; its last lines:\n  \(lines)")
+        }
+    }
+
+    /// Waits for a node's exits and applies its respawn policy.
+    private func supervise(_ node: LaunchFile.Node, executable: URL) async {
+        var restarts = 0
+        while let process = process(named: node.name) {
+            let status = await process.exitStatus()
+            if state.withLock({ $0.stopping }) || Task.isCancelled { return }
+            let failed = status != 0
+            let policy = node.respawn
+            let wantsRestart = policy.policy == .always || (policy.policy == .onFailure && failed)
+            if wantsRestart, restarts < (policy.maximum ?? Int.max) {
+                restarts += 1
+                output("launch: \(node.name) exited with status \(status); restarting (\(restarts) of \(policy.maximum.map(String.init) ?? "unlimited"))")
+                try? await Task.sleep(for: .milliseconds(Int(policy.delay * 1000)))
+                if state.withLock({ $0.stopping }) { return }
+                do { try process.start() } catch {
+                    state.withLock { $0.failures.append("\(node.name) could not be restarted: \(error)") }
+                    return
+                }
+                output("launch: started \(node.name) (\(node.role.rawValue), pid \(process.pid))")
+                continue
+            }
+            output("launch: \(node.name) exited with status \(status)")
+            if failed { state.withLock { $0.failures.append("\(node.name) failed with exit status \(status)") } }
+            return
+        }
+    }
+
+    /// Stops every node: views first, then hosts; SIGTERM, then SIGKILL after the grace period.
+    public func shutDown() {
+        let processes = state.withLock { state -> [NodeProcess] in
+            guard !state.stopping else { return [] }
+            state.stopping = true
+            return file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] }
+                + file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] }
+        }
+        guard !processes.isEmpty else { return }
+        output("launch: stopping \(processes.count) nodes")
+        for process in processes where process.isRunning { process.signal(SIGTERM) }
+        for process in processes { process.terminate(grace: .milliseconds(Int(file.gracePeriod * 1000))) }
+    }
+}
+
+/// A launch that could not start or keep running.
+public struct LaunchError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public let description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}
