@@ -6,6 +6,12 @@ cd "$(dirname "$0")/.."
 
 deploy/setup.sh
 proto/check.sh
+# Optional: protoc, pyzmq and protobuf let a test run the Python client of proto/PROTOCOL.md.
+# Without them that one test is skipped (and says so); nothing else depends on them.
+deploy/setup.sh --protoc >/dev/null 2>&1 || echo "test: protoc not installed; the third-party client test will be skipped"
+python3 -c 'import zmq, google.protobuf' 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check pyzmq protobuf >/dev/null 2>&1 \
+  || echo "test: pyzmq/protobuf not installed; the third-party client test will be skipped"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
