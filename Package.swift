@@ -31,6 +31,12 @@ let package = Package(
             pkgConfig: "libzmq",
             providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]
         ),
+        // SQLite, for the host's persisted properties; `deploy/setup.sh` installs it.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
         // The safe Swift wrapper of libzmq. Knows nothing about state sync.
         .target(
             name: "ZeroMQ",
@@ -55,7 +61,7 @@ let package = Package(
         .target(
             name: "StateBus",
             dependencies: [
-                "ZeroMQ", "StateBusWire", "StateBusMacros",
+                "ZeroMQ", "StateBusWire", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]

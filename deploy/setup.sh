@@ -3,7 +3,7 @@
 # run installs nothing. Uses apt-get as root, sudo otherwise, and says what to do when
 # neither works.
 #
-#   deploy/setup.sh              libzmq (libzmq3-dev) and pkg-config
+#   deploy/setup.sh              libzmq (libzmq3-dev), SQLite (libsqlite3-dev) and pkg-config
 #   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
 set -euo pipefail
 
@@ -19,6 +19,7 @@ done
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libzmq 2>/dev/null; then missing+=(libzmq3-dev); fi
+if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
 if [ "$want_protoc" = yes ] && ! command -v protoc >/dev/null 2>&1; then missing+=(protobuf-compiler); fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -19,6 +19,9 @@ public struct HostConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Properties per snapshot chunk.
     public var snapshotChunkSize: Int
+    /// Where persisted properties are kept (default: a file per host name in the per-user
+    /// state folder, opened only if an object has persisted properties).
+    public var persistence: Persistence
     /// Where the host logs.
     public var logger: Logger
 
@@ -29,6 +32,7 @@ public struct HostConfiguration: Sendable {
     ///   - updatesEndpoint: where updates are published; default `ipc://<runtime>/<name>.updates`.
     ///   - heartbeatInterval: idle heartbeat interval (default 500 ms); `nil` disables.
     ///   - maxMessageBytes: largest accepted request (default 4 MiB).
+    ///   - persistence: where persisted properties are kept (default ``Persistence/automatic``).
     ///   - logger: where to log (default: a logger labelled "statebus.host").
     public init(
         name: String = "statebus",
@@ -36,8 +40,10 @@ public struct HostConfiguration: Sendable {
         updatesEndpoint: String? = nil,
         heartbeatInterval: Duration? = .milliseconds(500),
         maxMessageBytes: Int = 4 << 20,
+        persistence: Persistence = .automatic,
         logger: Logger = Logger(label: "statebus.host")
     ) {
+        self.persistence = persistence
         self.name = name
         let folder = RuntimeFolder.path
         self.controlEndpoint = controlEndpoint ?? "ipc://\(folder)/\(name).control"

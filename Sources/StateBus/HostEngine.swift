@@ -16,6 +16,10 @@ final class HostEngine {
     let controlEndpoint: String
     let updatesEndpoint: String
     private var lastPublish = ContinuousClock.now
+    /// Persisted properties, when any object has them.
+    let persistence: HostPersistence?
+    /// Accepted writes to persisted properties, answered once their commit is durable.
+    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply)] = []
     private let welcome: Statebus_V1_Welcome
     private var logger: Logger { configuration.logger }
 
@@ -28,6 +32,9 @@ final class HostEngine {
     }()
 
     init(thread: LoopThread, state: HostState, objects: [ObjectDefinition], configuration: HostConfiguration, counters: HostCounters) throws {
+        // Restore persisted properties before any socket exists: the first snapshot served
+        // already holds them.
+        persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
         self.state = state
         self.configuration = configuration
         self.counters = counters
@@ -56,6 +63,12 @@ final class HostEngine {
         welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
         self.welcome = welcome
 
+        // At stop: commit and publish what is queued (a host-side set just before stop is not
+        // lost), then free the database for the next host.
+        thread.onShutdown { [unowned self] in
+            self.publishPending()
+            self.persistence?.store.close()
+        }
         thread.register(control) { [unowned self] in self.controlReadable() }
         thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
         if let interval = configuration.heartbeatInterval {
@@ -74,6 +87,8 @@ final class HostEngine {
     // MARK: Control channel
 
     private func controlReadable() {
+        // Everything drained in this turn that waits for durability commits together.
+        defer { if !waitingReplies.isEmpty { publishPending() } }
         for _ in 0..<256 {
             let frames: [ZeroMQ.Message]
             do {
@@ -151,11 +166,17 @@ final class HostEngine {
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
             do {
-                let result = try state.apply(write.changes.map(PropertyChange.init(wire:)), to: write.object, fromView: origin, writeID: write.writeID)
-                publishPending()
+                let changes = write.changes.map(PropertyChange.init(wire:))
+                let result = try state.apply(changes, to: write.object, fromView: origin, writeID: write.writeID)
                 counters.writesAccepted.add(1, ordering: .relaxed)
                 writeReply.accepted = true
                 writeReply.sequence = result.sequence
+                if let persistence, persistence.touchesPersisted(write.object, changes.map(\.property)) {
+                    // Acknowledged only once durable: answered after the group commit.
+                    waitingReplies.append((identity, requestID, writeReply))
+                    return
+                }
+                publishPending()
             } catch {
                 counters.writesRejected.add(1, ordering: .relaxed)
                 writeReply.rejection = error.wire
@@ -223,8 +244,16 @@ final class HostEngine {
 
     /// Publishes every queued batch: consecutive batches of one object share a publication.
     func publishPending() {
-        let pending = state.takeUnpublished()
-        guard !pending.isEmpty else { return }
+        var pending = state.takeUnpublished()
+        guard !pending.isEmpty || !waitingReplies.isEmpty else { return }
+        var failure: PersistenceError?
+        if let persistence {
+            failure = persistence.commit(pending)
+            counters.persistenceCommits.store(persistence.store.commitCount, ordering: .relaxed)
+            // A failed commit queued a compensating batch: publish it with the rest.
+            if failure != nil { pending += state.takeUnpublished() }
+        }
+        defer { answerWaitingWrites(failure: failure) }
         var start = 0
         while start < pending.count {
             let object = pending[start].object
@@ -239,6 +268,23 @@ final class HostEngine {
                 continue  // fault injection: lost on the wire
             }
             publish(publication, topic: Topic.updates(object))
+        }
+    }
+
+    /// Answers the writes that waited for durability: accepted, or `persistenceFailed`.
+    private func answerWaitingWrites(failure: PersistenceError?) {
+        let waiting = waitingReplies
+        waitingReplies.removeAll()
+        for (identity, requestID, var writeReply) in waiting {
+            if let failure {
+                writeReply.accepted = false
+                writeReply.rejection = StateBusError(.persistenceFailed, "the host could not make the write durable, so it did not happen: \(failure)").wire
+                counters.writesAccepted.subtract(1, ordering: .relaxed)
+                counters.writesRejected.add(1, ordering: .relaxed)
+            }
+            var reply = Statebus_V1_Reply()
+            reply.writeReply = writeReply
+            send(reply, to: identity, requestID: requestID)
         }
     }
 

@@ -15,10 +15,13 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     public var droppedMessages: Int
     /// Publications sent on the updates socket (each holds one or more batches).
     public var publications: Int
+    /// Transactions committed for persisted properties (one fsync each; group commit puts
+    /// many writes in one).
+    public var persistenceCommits: Int
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits)"
     }
 }
 
@@ -30,6 +33,7 @@ final class HostCounters: Sendable {
     let badMessages = Atomic<Int>(0)
     let droppedMessages = Atomic<Int>(0)
     let publications = Atomic<Int>(0)
+    let persistenceCommits = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
 
@@ -40,7 +44,8 @@ final class HostCounters: Sendable {
             writesRejected: writesRejected.load(ordering: .relaxed),
             badMessages: badMessages.load(ordering: .relaxed),
             droppedMessages: droppedMessages.load(ordering: .relaxed),
-            publications: publications.load(ordering: .relaxed)
+            publications: publications.load(ordering: .relaxed),
+            persistenceCommits: persistenceCommits.load(ordering: .relaxed)
         )
     }
 }

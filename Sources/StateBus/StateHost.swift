@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import StateBusWire
 import ZeroMQ
@@ -152,5 +153,19 @@ public final class StateHost: Sendable {
     @_spi(Testing)
     public func dropNextPublicationsForTesting(_ count: Int) {
         counters.publicationsToDrop.store(count, ordering: .relaxed)
+    }
+
+    /// Fault injection for tests: holds the host's I/O loop until the returned closure is
+    /// called, so work queues up (as under load) and is then handled in one turn.
+    @_spi(Testing)
+    public func pauseLoopForTesting() async -> @Sendable () -> Void {
+        let gate = DispatchSemaphore(value: 0)
+        await withCheckedContinuation { (paused: CheckedContinuation<Void, Never>) in
+            loop.execute { _ in
+                paused.resume()
+                gate.wait()
+            }
+        }
+        return { gate.signal() }
     }
 }

@@ -11,12 +11,14 @@ struct HostCommand: AsyncParsableCommand {
         discussion: """
             Each --property is NAME:KIND[=DEFAULT], KIND one of bool, int, double, string, any \
             (any: a JSON value of any shape). A string default is taken as is; other defaults \
-            are JSON. Append ! to the kind to make the property read-only for views. \
+            are JSON. Append ! to the kind to make the property read-only for views, ~ to make \
+            the host keep it durable across restarts (both: !~). \
             Prints "ready control=… updates=… epoch=…" once it serves, and stops on SIGINT or SIGTERM.
 
             Examples:
               statebus host --object SharedData --property sharedText:string=hello
               statebus host --control tcp://0.0.0.0:7000 --object Counter --property count:int=0 --property label:string!=fixed
+              statebus host --object Settings --property notifications:bool~=true --database /var/lib/app/settings.sqlite
             """
     )
 
@@ -41,6 +43,12 @@ struct HostCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the object's state as a JSON line after every change.")
     var printChanges = false
 
+    @Option(name: .long, help: "The database for persisted properties (default: <state folder>/statebus/<name>.sqlite).")
+    var database: String?
+
+    @Flag(name: .long, help: "Run without persistence: persisted properties start from their defaults.")
+    var noPersistence = false
+
     func validate() throws {
         guard !property.isEmpty else { throw ValidationError("declare at least one --property NAME:KIND[=DEFAULT], for example --property text:string=hello") }
         _ = try property.map(Self.parseProperty)
@@ -57,8 +65,12 @@ struct HostCommand: AsyncParsableCommand {
             throw ValidationError("--property '\(spec)': expected NAME:KIND[=DEFAULT], for example count:int=0")
         }
         var kindText = String(parts[1])
-        let readOnly = kindText.hasSuffix("!")
-        if readOnly { kindText.removeLast() }
+        var readOnly = false
+        var persisted = false
+        while let last = kindText.last, last == "!" || last == "~" {
+            if last == "!" { readOnly = true } else { persisted = true }
+            kindText.removeLast()
+        }
         let kind: ValueKind?
         let fallback: Value
         switch kindText {
@@ -80,7 +92,7 @@ struct HostCommand: AsyncParsableCommand {
                 throw ValidationError("--property '\(spec)': the default \(defaultValue) is not a \(kind)")
             }
         }
-        return PropertyDefinition(String(parts[0]), kind: kind, default: defaultValue, writable: !readOnly)
+        return PropertyDefinition(String(parts[0]), kind: kind, default: defaultValue, writable: !readOnly, persisted: persisted)
     }
 
     func run() async throws {
@@ -90,7 +102,8 @@ struct HostCommand: AsyncParsableCommand {
             name: name,
             controlEndpoint: control ?? ProcessInfo.processInfo.environment["STATEBUS_CONTROL"],
             updatesEndpoint: updates,
-            heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs)
+            heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
+            persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
         ))
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
         let printer = Task { [printChanges, object] in

@@ -40,6 +40,9 @@ struct NodeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The host's control endpoint (default: $STATEBUS_CONTROL).")
     var control: String?
 
+    @Option(name: .long, help: "The host's database for persisted properties (default: <state folder>/statebus/<app>.sqlite).")
+    var database: String?
+
     func run() async throws {
         var environment = EnvironmentValues.process()
         if let control { environment.controlEndpoint = control }
@@ -49,7 +52,11 @@ struct NodeCommand: AsyncParsableCommand {
         let stop = SignalTrap.stopSignals()
         switch role {
         case .host:
-            let configuration = HostConfiguration(name: environment.nodeName, controlEndpoint: environment.controlEndpoint)
+            // Named after the app, so the default database is <state folder>/statebus/<app>.sqlite.
+            let configuration = HostConfiguration(
+                name: app.value.rawValue, controlEndpoint: environment.controlEndpoint,
+                persistence: database.map(Persistence.file) ?? .automatic
+            )
             let host = try await DemoNode.host(app.value, configuration: configuration)
             emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
             await stop.wait()

@@ -10,7 +10,7 @@ struct ModelProcessTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let control = "ipc://\(folder)/profile"
         let statebus = try BuiltProducts.executable("statebus")
-        let host = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--role", "host", "--control", control], name: "host")
+        let host = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--role", "host", "--control", control, "--database", "\(folder)/profile.sqlite"], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
         let first = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--screen", "edit", "--name", "first"],

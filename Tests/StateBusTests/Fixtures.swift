@@ -25,7 +25,8 @@ enum Fixtures {
     /// A host on an ipc endpoint in a fresh temporary folder.
     static func host(objects: [ObjectDefinition] = [sharedData, profile], folder: String = temporaryFolder(), heartbeat: Duration? = .milliseconds(200)) async throws -> StateHost {
         try await StateHost(objects: objects, configuration: HostConfiguration(
-            name: "test", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: heartbeat
+            name: "test", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: heartbeat,
+            persistence: .file("\(folder)/state.sqlite")
         ))
     }
 

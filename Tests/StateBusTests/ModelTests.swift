@@ -33,8 +33,10 @@ final class OnceFlag: Sendable {
 @Suite("Shared models: one declaration for the host and every view")
 struct ModelTests {
     func serve<Model: SharedModel>(_ model: Model) async throws -> StateHost {
-        try await StateHost(serving: [model], configuration: HostConfiguration(
-            name: "model", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/control", heartbeatInterval: .milliseconds(200)
+        let folder = Fixtures.temporaryFolder()
+        return try await StateHost(serving: [model], configuration: HostConfiguration(
+            name: "model", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
+            persistence: .file("\(folder)/state.sqlite")
         ))
     }
 

@@ -28,8 +28,9 @@ struct WriteTests {
         let replica = try await Fixtures.liveReplica("Profile", of: host)
         defer { replica.close() }
         let before = replica["user"]
+        // (That the write shows at once is checked where it is deterministic: the model test,
+        // whose rollback needs the main actor this test holds.)
         let receipt = replica.write("user", to: "not-an-email", at: ["email"])
-        #expect(replica["user"]?[ValuePath(["email"])] == "not-an-email")
         let error = await #expect(throws: StateBusError.self) { try await receipt.accepted() }
         #expect(error?.code == .validationFailed)
         #expect(error?.message.contains("needs an @") == true)

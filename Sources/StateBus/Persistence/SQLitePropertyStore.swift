@@ -1,0 +1,185 @@
+import CSQLite
+import Foundation
+import StateBusWire
+import SwiftProtobuf
+
+/// The default ``PropertyStore``: an embedded SQLite database, through SQLite's C API.
+///
+/// Why the C API and not GRDB: the host needs three statements, one table, and exact control
+/// of durability (WAL with `synchronous=FULL`, one transaction per group commit); the C API
+/// gives that without a dependency that takes minutes to build.
+///
+/// Durability: WAL journal with `PRAGMA synchronous=FULL`, so a committed transaction is on
+/// disk (fsynced) before ``save(_:)`` returns and survives a killed process and a power cut.
+/// One host at a time: an exclusive `flock` on `<file>.lock` keeps a second host out.
+public final class SQLitePropertyStore: PropertyStore {
+    /// The database file.
+    public let path: String
+    /// The file, for messages.
+    public var location: String { path }
+    /// Transactions committed so far; each costs one fsync.
+    public private(set) var commitCount = 0
+    private var database: OpaquePointer?
+    private var lockDescriptor: Int32 = -1
+
+    /// Opens (or creates) a host's database.
+    /// - Parameters:
+    ///   - path: the file; its folder is created if needed.
+    ///   - readOnly: open for reading only (tools), without taking the host's lock.
+    /// - Throws: ``PersistenceError``: `readOnly`, `locked` (another host runs on it),
+    ///   `corrupt`, `cannotOpen`.
+    public init(path: String, readOnly: Bool = false) throws(PersistenceError) {
+        self.path = path
+        let folder = (path as NSString).deletingLastPathComponent
+        if !readOnly {
+            do {
+                try FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true)
+            } catch {
+                throw PersistenceError(.cannotOpen, path: path, "cannot create the folder \(folder): \(error.localizedDescription); choose another path (--database) or fix the permissions")
+            }
+            if FileManager.default.fileExists(atPath: path), !FileManager.default.isWritableFile(atPath: path) {
+                throw PersistenceError(.readOnly, path: path, "the file is read-only; make it writable (chmod u+w) or choose another path")
+            }
+            try lock()
+        } else if !FileManager.default.fileExists(atPath: path) {
+            throw PersistenceError(.cannotOpen, path: path, "no such database file")
+        }
+        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        let opened = sqlite3_open_v2(path, &database, flags | SQLITE_OPEN_NOMUTEX, nil)
+        guard opened == SQLITE_OK else {
+            let error = failure(opened, doing: "open")
+            close()
+            throw error
+        }
+        sqlite3_busy_timeout(database, 2000)
+        do throws(PersistenceError) {
+            if !readOnly {
+                try execute("PRAGMA journal_mode=WAL")
+                try execute("PRAGMA synchronous=FULL")
+            }
+            let check = try scalarText("PRAGMA quick_check")
+            guard check == "ok" else {
+                throw PersistenceError(.corrupt, path: path, "the database is damaged (\(check)); move it aside (it is kept for you) and restart to begin empty, or restore a backup")
+            }
+            if !readOnly {
+                try execute("CREATE TABLE IF NOT EXISTS properties (object TEXT NOT NULL, property TEXT NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (object, property)) WITHOUT ROWID")
+            }
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Closes the database and releases the host lock. Safe to call more than once.
+    public func close() {
+        if let database { sqlite3_close_v2(database) }
+        database = nil
+        if lockDescriptor >= 0 {
+            flock(lockDescriptor, LOCK_UN)
+            Foundation.close(lockDescriptor)
+            lockDescriptor = -1
+        }
+    }
+
+    private func lock() throws(PersistenceError) {
+        let lockPath = path + ".lock"
+        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw PersistenceError(errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
+                                   "cannot create the lock file \(lockPath): \(String(cString: strerror(errno))); the folder must be writable")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            Foundation.close(descriptor)
+            throw PersistenceError(.locked, path: path, "another host (pid \(holder)) is using this database; stop it, or give this host its own file")
+        }
+        ftruncate(descriptor, 0)
+        let pid = "\(getpid())\n"
+        _ = pid.withCString { write(descriptor, $0, strlen($0)) }
+        lockDescriptor = descriptor
+    }
+
+    // MARK: Reading and writing
+
+    /// Every stored property.
+    public func loadAll() throws(PersistenceError) -> [StoredProperty] {
+        let statement = try prepare("SELECT object, property, value, version FROM properties")
+        defer { sqlite3_finalize(statement) }
+        var stored: [StoredProperty] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else { throw failure(step, doing: "read") }
+            let object = String(cString: sqlite3_column_text(statement, 0))
+            let property = String(cString: sqlite3_column_text(statement, 1))
+            let bytes = Data(bytes: sqlite3_column_blob(statement, 2), count: Int(sqlite3_column_bytes(statement, 2)))
+            let version = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
+            guard let wire = try? Statebus_V1_Value(serializedBytes: bytes) else {
+                throw PersistenceError(.corrupt, path: path, "the stored value of \(object).\(property) cannot be read; move the file aside to start empty")
+            }
+            stored.append(StoredProperty(object: object, property: property, value: Value(wire: wire), version: version))
+        }
+        return stored
+    }
+
+    /// Writes properties in one durable transaction.
+    public func save(_ properties: [StoredProperty]) throws(PersistenceError) {
+        guard !properties.isEmpty else { return }
+        try execute("BEGIN IMMEDIATE")
+        do throws(PersistenceError) {
+            let statement = try prepare("INSERT OR REPLACE INTO properties (object, property, value, version) VALUES (?, ?, ?, ?)")
+            defer { sqlite3_finalize(statement) }
+            for property in properties {
+                let bytes: [UInt8] = (try? property.value.wire.serializedBytes()) ?? []
+                sqlite3_reset(statement)
+                sqlite3_bind_text(statement, 1, property.object, -1, csqlite_transient())
+                sqlite3_bind_text(statement, 2, property.property, -1, csqlite_transient())
+                _ = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+                sqlite3_bind_int64(statement, 4, Int64(bitPattern: property.version))
+                let step = sqlite3_step(statement)
+                guard step == SQLITE_DONE else { throw failure(step, doing: "write") }
+            }
+            try execute("COMMIT")
+            commitCount += 1
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: SQLite plumbing
+
+    private func execute(_ sql: String) throws(PersistenceError) {
+        let result = sqlite3_exec(database, sql, nil, nil, nil)
+        guard result == SQLITE_OK else { throw failure(result, doing: sql) }
+    }
+
+    private func prepare(_ sql: String) throws(PersistenceError) -> OpaquePointer? {
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v2(database, sql, -1, &statement, nil)
+        guard result == SQLITE_OK else { throw failure(result, doing: sql) }
+        return statement
+    }
+
+    private func scalarText(_ sql: String) throws(PersistenceError) -> String {
+        let statement = try prepare(sql)
+        defer { sqlite3_finalize(statement) }
+        let step = sqlite3_step(statement)
+        guard step == SQLITE_ROW, let text = sqlite3_column_text(statement, 0) else { throw failure(step, doing: sql) }
+        return String(cString: text)
+    }
+
+    private func failure(_ code: Int32, doing what: String) -> PersistenceError {
+        let detail = database.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+        switch code & 0xFF {
+        case SQLITE_FULL: return PersistenceError(.diskFull, path: path, "the disk is full (\(detail)); free space, then retry")
+        case SQLITE_READONLY: return PersistenceError(.readOnly, path: path, "the database is read-only (\(detail)); make the file and its folder writable")
+        case SQLITE_NOTADB, SQLITE_CORRUPT: return PersistenceError(.corrupt, path: path, "not a database or damaged (\(detail)); move it aside (it is kept) and restart to begin empty")
+        case SQLITE_BUSY, SQLITE_LOCKED: return PersistenceError(.locked, path: path, "the database is locked (\(detail)); another process holds it")
+        case SQLITE_CANTOPEN: return PersistenceError(.cannotOpen, path: path, "cannot open (\(detail)); check the path and the folder's permissions")
+        default: return PersistenceError(.other, path: path, "\(what) failed: \(detail)")
+        }
+    }
+}

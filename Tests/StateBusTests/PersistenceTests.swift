@@ -1,0 +1,125 @@
+import Foundation
+@_spi(Testing) import StateBus
+import Testing
+
+@Suite("Persisted properties")
+struct PersistenceTests {
+    static let settings = ObjectDefinition("Settings", properties: [
+        PropertyDefinition("notifications", default: true, persisted: true),
+        PropertyDefinition("theme", default: "light", persisted: true),
+        PropertyDefinition("draft", default: ""),
+    ])
+
+    func host(_ folder: String, objects: [ObjectDefinition] = [settings]) async throws -> StateHost {
+        try await StateHost(objects: objects, configuration: HostConfiguration(
+            name: "settings", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
+            persistence: .file("\(folder)/settings.sqlite")
+        ))
+    }
+
+    @Test("after a restart persisted values come back, the others take their defaults, views resync")
+    func restartRestore() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let first = try await host(folder)
+        let replica = try await Fixtures.liveReplica("Settings", of: first)
+        defer { replica.close() }
+        _ = try await replica.write("notifications", to: false).accepted()
+        _ = try await replica.write("draft", to: "unsaved").accepted()
+        try first.set("theme", to: "dark", in: "Settings")
+        first.stop()
+        let second = try await host(folder)
+        defer { second.stop() }
+        #expect(second.value(of: "notifications", in: "Settings") == false)
+        #expect(second.value(of: "theme", in: "Settings") == "dark")
+        #expect(second.value(of: "draft", in: "Settings") == "")
+        try await replica.waitFor(timeout: .seconds(20), "the resync on the new epoch") {
+            $0.epoch == second.epoch && $0["notifications"] == false && $0["draft"] == ""
+        }
+    }
+
+    @Test("group commit: a thousand queued changes take one transaction")
+    func groupCommit() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await host(folder)
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("Settings", of: host)
+        defer { replica.close() }
+        _ = try await replica.write("theme", to: "warm-up").accepted()
+        let before = host.statistics.persistenceCommits
+        let resume = await host.pauseLoopForTesting()
+        for index in 1...1000 { try host.set("theme", to: .string("theme \(index)"), in: "Settings") }
+        resume()
+        try await replica.waitFor(timeout: .seconds(20), "the last change") { $0["theme"] == "theme 1000" }
+        #expect(host.statistics.persistenceCommits == before + 1)
+        #expect(try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
+            .contains { $0.property == "theme" && $0.value == "theme 1000" })
+    }
+
+    @Test("schema evolution: new properties take defaults, unknown ones are kept, undecodable ones fall back")
+    func schemaEvolution() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let path = "\(folder)/settings.sqlite"
+        do {
+            let store = try SQLitePropertyStore(path: path)
+            try store.save([
+                StoredProperty(object: "Settings", property: "notifications", value: "not a bool", version: 3),
+                StoredProperty(object: "Settings", property: "retired", value: 42, version: 1),
+            ])
+            store.close()
+        }
+        let host = try await host(folder)
+        #expect(host.value(of: "notifications", in: "Settings") == true)  // undecodable: the default
+        #expect(host.value(of: "theme", in: "Settings") == "light")       // new: the default
+        #expect(host.value(of: "retired", in: "Settings") == nil)         // unknown: ignored
+        try host.set("theme", to: "dark", in: "Settings")
+        let replica = try await Fixtures.liveReplica("Settings", of: host)
+        replica.close()
+        host.stop()
+        let stored = try SQLitePropertyStore(path: path, readOnly: true).loadAll()
+        #expect(stored.contains { $0.property == "retired" && $0.value == 42 })  // kept
+        #expect(stored.contains { $0.property == "theme" && $0.value == "dark" })
+    }
+
+    @Test("a second host on the same file is refused, naming the file")
+    func locked() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let first = try await host(folder)
+        defer { first.stop() }
+        let error = await #expect(throws: PersistenceError.self) {
+            _ = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
+                name: "other", controlEndpoint: "ipc://\(folder)/other", persistence: .file("\(folder)/settings.sqlite")))
+        }
+        #expect(error?.kind == .locked)
+        #expect(error?.description.contains("\(folder)/settings.sqlite") == true)
+        #expect(error?.description.contains("another host (pid \(getpid()))") == true)
+    }
+
+    @Test("a corrupt file is refused with what to do")
+    func corrupt() async throws {
+        let folder = Fixtures.temporaryFolder()
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: "\(folder)/settings.sqlite"))
+        let error = await #expect(throws: PersistenceError.self) { _ = try await host(folder) }
+        #expect(error?.kind == .corrupt)
+        #expect(error?.description.contains("move it aside") == true)
+    }
+
+    @Test("a path that cannot be created is refused, naming it")
+    func cannotOpen() async throws {
+        let error = await #expect(throws: PersistenceError.self) {
+            _ = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
+                name: "x", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/c", persistence: .file("/proc/statebus/x.sqlite")))
+        }
+        #expect(error?.description.contains("/proc/statebus") == true)
+    }
+
+    @Test("persistence disabled on request: nothing is written, defaults every start")
+    func disabled() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
+            name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        try host.set("theme", to: "dark", in: "Settings")
+        host.stop()
+        #expect(!FileManager.default.fileExists(atPath: "\(folder)/settings.sqlite"))
+        #expect(host.statistics.persistenceCommits == 0)
+    }
+}
