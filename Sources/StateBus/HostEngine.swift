@@ -18,8 +18,10 @@ final class HostEngine {
     private var lastPublish = ContinuousClock.now
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
-    /// Accepted writes to persisted properties, answered once their commit is durable.
-    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply)] = []
+    /// Accepted writes answered after this turn's group commit: those to persisted
+    /// properties (`durable`), and any write queued behind one, so replies keep their order
+    /// and a burst mixing both kinds still commits once.
+    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool)] = []
     private let welcome: Statebus_V1_Welcome
     private var logger: Logger { configuration.logger }
 
@@ -171,9 +173,11 @@ final class HostEngine {
                 counters.writesAccepted.add(1, ordering: .relaxed)
                 writeReply.accepted = true
                 writeReply.sequence = result.sequence
-                if let persistence, persistence.touchesPersisted(write.object, changes.map(\.property)) {
-                    // Acknowledged only once durable: answered after the group commit.
-                    waitingReplies.append((identity, requestID, writeReply))
+                let durable = persistence?.touchesPersisted(write.object, changes.map(\.property)) ?? false
+                if durable || !waitingReplies.isEmpty {
+                    // Acknowledged only once durable: answered after the group commit at the
+                    // end of this turn (`controlReadable`).
+                    waitingReplies.append((identity, requestID, writeReply, durable))
                     return
                 }
                 publishPending()
@@ -242,18 +246,43 @@ final class HostEngine {
 
     // MARK: Updates channel
 
-    /// Publishes every queued batch: consecutive batches of one object share a publication.
+    /// Commits the persisted properties of every queued batch (one transaction), then
+    /// publishes the batches and answers the writes that waited.
+    ///
+    /// Publication follows the commit: a view never sees a persisted value the host could
+    /// still lose, so a view that restarts with the host sees nothing go backwards. The cost
+    /// is one fsync of latency on an update that touches a persisted property.
     func publishPending() {
-        var pending = state.takeUnpublished()
-        guard !pending.isEmpty || !waitingReplies.isEmpty else { return }
+        var pending: [(object: String, batch: Statebus_V1_UpdateBatch)] = []
+        var waiters: [(HostState.DurabilityWaiter, StateBusError?)] = []
+        // The first round holds every view write waiting in `waitingReplies` (applied on this
+        // thread): its outcome is theirs.
         var failure: PersistenceError?
-        if let persistence {
-            failure = persistence.commit(pending)
-            counters.persistenceCommits.store(persistence.store.commitCount, ordering: .relaxed)
-            // A failed commit queued a compensating batch: publish it with the rest.
-            if failure != nil { pending += state.takeUnpublished() }
+        var round = 0
+        while true {
+            let taken = state.takeUnpublished()
+            if round > 0, taken.batches.isEmpty, taken.waiters.isEmpty { break }
+            let outcome = persistence?.commit(taken.batches)
+            if round == 0 { failure = outcome }
+            pending += taken.batches
+            // A failed transaction fails the waiters whose batch touched persisted properties;
+            // the others' changes stand.
+            waiters += taken.waiters.map { entry in
+                guard let outcome, persistence?.touchesPersisted(entry.object, entry.properties) == true else { return (entry.waiter, nil) }
+                return (entry.waiter, StateBusError(.persistenceFailed, "the host could not make the change durable, so its persisted properties were set back to their stored values: \(outcome)", object: entry.object))
+            }
+            round += 1
+            // A failed commit queued compensations, and other threads may have applied batches
+            // meanwhile: another round commits what they changed (compensations need no
+            // transaction: they restore what the file holds), so nothing is published that
+            // the file does not hold.
+            if outcome == nil { break }
         }
-        defer { answerWaitingWrites(failure: failure) }
+        if let persistence { counters.persistenceCommits.store(persistence.store.commitCount, ordering: .relaxed) }
+        defer {
+            answerWaitingWrites(failure: failure)
+            for (waiter, error) in waiters { waiter(error) }
+        }
         var start = 0
         while start < pending.count {
             let object = pending[start].object
@@ -271,14 +300,15 @@ final class HostEngine {
         }
     }
 
-    /// Answers the writes that waited for durability: accepted, or `persistenceFailed`.
+    /// Answers the writes that waited for the group commit: accepted, or, for those that
+    /// touched persisted properties when the commit failed, `persistenceFailed`.
     private func answerWaitingWrites(failure: PersistenceError?) {
         let waiting = waitingReplies
         waitingReplies.removeAll()
-        for (identity, requestID, var writeReply) in waiting {
-            if let failure {
+        for (identity, requestID, var writeReply, durable) in waiting {
+            if let failure, durable {
                 writeReply.accepted = false
-                writeReply.rejection = StateBusError(.persistenceFailed, "the host could not make the write durable, so it did not happen: \(failure)").wire
+                writeReply.rejection = StateBusError(.persistenceFailed, "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)").wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
             }

@@ -8,8 +8,15 @@ final class HostState: Sendable {
         var stores: [String: ObjectStore]
         /// Batches in sequence order per object, waiting for the loop to publish them.
         var unpublished: [(object: String, batch: Statebus_V1_UpdateBatch)] = []
+        /// Told the outcome of the group commit of the batches queued before them (for
+        /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
+        var durabilityWaiters: [(object: String, properties: [String], waiter: DurabilityWaiter)] = []
         var publishScheduled = false
     }
+
+    /// Called on the loop thread with `nil` once a batch is durable (or needed no commit), or
+    /// with the `persistenceFailed` error that undid it.
+    typealias DurabilityWaiter = @Sendable (StateBusError?) -> Void
 
     let epoch: UInt64
     let inner: Mutex<Inner>
@@ -28,9 +35,12 @@ final class HostState: Sendable {
     }
 
     /// Validates and applies one batch; queues it for publication.
+    /// - Parameter whenDurable: queued with the batch, under the same lock, so the group
+    ///   commit that takes the batch also answers it.
     /// - Returns: the batch's sequence, and whether the caller must schedule a publish.
     func apply(
-        _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64
+        _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64,
+        whenDurable: DurabilityWaiter? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
         let result = inner.withLock { inner -> Result<(UInt64, Bool, Set<String>), StateBusError> in
             guard var store = inner.stores[object] else {
@@ -53,6 +63,7 @@ final class HostState: Sendable {
             batch.writeID = writeID
             batch.changes = ObjectStore.wireChanges(resolved)
             inner.unpublished.append((object, batch))
+            if let whenDurable { inner.durabilityWaiters.append((object, changes.map(\.property), whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
             return .success((sequence, schedule, Set(changes.map(\.property))))
@@ -65,12 +76,15 @@ final class HostState: Sendable {
         }
     }
 
-    /// Takes every queued batch, in order.
-    func takeUnpublished() -> [(object: String, batch: Statebus_V1_UpdateBatch)] {
+    /// Takes every queued batch, in order, with the waiters queued alongside them.
+    func takeUnpublished() -> (batches: [(object: String, batch: Statebus_V1_UpdateBatch)], waiters: [(object: String, properties: [String], waiter: DurabilityWaiter)]) {
         inner.withLock { inner in
             inner.publishScheduled = false
-            defer { inner.unpublished.removeAll(keepingCapacity: true) }
-            return inner.unpublished
+            defer {
+                inner.unpublished.removeAll(keepingCapacity: true)
+                inner.durabilityWaiters.removeAll()
+            }
+            return (inner.unpublished, inner.durabilityWaiters)
         }
     }
 }

@@ -117,25 +117,19 @@ public final class NodeProcess: Sendable {
 
     private func received(_ line: String) {
         onLine?(line)
-        let matched = state.withLock { state -> [CheckedContinuation<String?, Never>] in
+        // Predicates run outside the lock: they may use this process (its pid, its output).
+        let waiters = state.withLock { state in
             state.lines.append(line)
-            var matched: [CheckedContinuation<String?, Never>] = []
-            for (id, waiter) in state.waiters where waiter.predicate(line) {
-                matched.append(waiter.continuation)
-                state.waiters[id] = nil
-            }
-            return matched
+            return state.waiters
         }
-        for continuation in matched { continuation.resume(returning: line) }
+        let matched = waiters.filter { $0.value.predicate(line) }.map(\.key)
+        guard !matched.isEmpty else { return }
+        let continuations = state.withLock { state in matched.compactMap { state.waiters.removeValue(forKey: $0)?.continuation } }
+        for continuation in continuations { continuation.resume(returning: line) }
     }
 
     private func outputEnded() {
-        let waiting = state.withLock { state in
-            state.outputEnded = true
-            defer { state.waiters.removeAll() }
-            return state.waiters.values.map(\.continuation)
-        }
-        for continuation in waiting { continuation.resume(returning: nil) }
+        state.withLock { $0.outputEnded = true }
     }
 
     /// The process id of the current run.
@@ -165,14 +159,19 @@ public final class NodeProcess: Sendable {
         let line: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask { [self] in
                 await withCheckedContinuation { continuation in
-                    let immediate = state.withLock { state -> String?? in
-                        let start = min(state.lines.count, max(state.consumed, lineIndex ?? 0))
-                        if let line = state.lines[start...].first(where: predicate) { return .some(line) }
-                        if state.outputEnded { return .some(nil) }
+                    // Register first, then check what is already there, outside the lock: a
+                    // line arriving in between is seen by one of the two.
+                    let existing = state.withLock { state -> ArraySlice<String> in
                         state.waiters[id] = (predicate, continuation)
-                        return .none
+                        let start = min(state.lines.count, max(state.consumed, lineIndex ?? 0))
+                        return state.lines[start...]
                     }
-                    if let immediate { continuation.resume(returning: immediate) }
+                    // An exited process may be started again (by a launcher's respawn, or the
+                    // test), so a wait lasts until its deadline, not until the output ends.
+                    if let line = existing.first(where: predicate),
+                       let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) {
+                        waiter.continuation.resume(returning: line)
+                    }
                 }
             }
             group.addTask {

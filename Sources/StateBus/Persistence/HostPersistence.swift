@@ -8,16 +8,23 @@ import StateBusWire
 /// loop (a burst of writes drained from the control socket, the host's own sets) is
 /// committed in one transaction, so durability costs one fsync per turn, not per write.
 ///
-/// Failure policy: when a commit fails (a full disk, say), the touched persisted properties
-/// are set back to their last durable values by a compensating host batch, the batches are
-/// published as they are (sequence numbers stay contiguous, so views converge on the
-/// durable state), and every waiting writer is answered `persistenceFailed`. No write is
-/// acknowledged that is not durable.
+/// Only values that differ from the file are written: a property set back to its stored
+/// value, or a compensation, costs no transaction.
+///
+/// Failure policy (roll back, keep serving): when a commit fails (a full disk, say), each
+/// persisted property of the failed transaction that still holds the value we tried to
+/// store is set back to its last durable value (the stored one, or the default when the
+/// file has none) by a compensating host batch with compare-and-set, so a newer value set
+/// meanwhile is never overwritten. The batches are published as they are (sequence numbers
+/// stay contiguous, views converge on the durable state) and every waiting writer is
+/// answered `persistenceFailed`. No write is acknowledged that is not durable, and the
+/// host never claims a value its file does not hold for longer than one loop turn. The
+/// next write tries the disk again.
 final class HostPersistence {
     let store: any PropertyStore
     private let state: HostState
     private let persisted: [String: Set<String>]
-    /// The last durable value of every persisted property, for compensation.
+    /// What the file holds for each persisted property of the model (absent: nothing).
     private var durable: [String: [String: Value]] = [:]
     private let logger: Logger
 
@@ -59,10 +66,7 @@ final class HostPersistence {
             }
         }
         for (object, values) in restored { state.restore(values, in: object) }
-        for (object, names) in persisted {
-            let values = state.inner.withLock { $0.stores[object]?.values ?? [:] }
-            durable[object] = values.filter { names.contains($0.key) }
-        }
+        durable = restored
     }
 
     /// Whether a write to `object` touching these properties must wait for a commit.
@@ -71,9 +75,9 @@ final class HostPersistence {
         return properties.contains(where: names.contains)
     }
 
-    /// Commits the persisted properties the batches changed.
+    /// Commits the persisted properties the batches changed, in one transaction.
     /// - Returns: `nil` when durable (or nothing to commit), else the error, after the
-    ///   compensating batch has been applied.
+    ///   compensating batches have been queued.
     func commit(_ batches: [(object: String, batch: Statebus_V1_UpdateBatch)]) -> PersistenceError? {
         var touched: [String: Set<String>] = [:]
         for (object, batch) in batches {
@@ -81,29 +85,39 @@ final class HostPersistence {
             for change in batch.changes where names.contains(change.property) { touched[object, default: []].insert(change.property) }
         }
         guard !touched.isEmpty else { return nil }
+        // The current values, which may already include a later host set: storing it early
+        // is harmless, and its own commit then finds nothing left to do.
         var rows: [StoredProperty] = []
-        var newValues: [String: [String: Value]] = [:]
         state.inner.withLock { inner in
             for (object, names) in touched {
                 guard let store = inner.stores[object] else { continue }
-                for name in names {
-                    guard let value = store.values[name] else { continue }
+                for name in names.sorted() {
+                    guard let value = store.values[name], durable[object]?[name] != value else { continue }
                     rows.append(StoredProperty(object: object, property: name, value: value, version: store.versions[name, default: 0]))
-                    newValues[object, default: [:]][name] = value
                 }
             }
         }
+        guard !rows.isEmpty else { return nil }
         do {
             try store.save(rows)
-            for (object, values) in newValues { durable[object, default: [:]].merge(values) { _, new in new } }
+            for row in rows { durable[row.object, default: [:]][row.property] = row.value }
             return nil
         } catch {
-            logger.error("persisting \(rows.count) properties failed: \(error)")
-            for (object, names) in touched {
-                let restore = names.compactMap { name in durable[object]?[name].map { PropertyChange(name, to: $0) } }
-                if !restore.isEmpty { _ = try? state.apply(restore, to: object, fromView: nil, writeID: 0) }
-            }
+            logger.error("persisting \(rows.count) properties failed, so they are set back to their stored values: \(error)")
+            compensate(rows)
             return error
+        }
+    }
+
+    /// Sets the properties of a failed transaction back to what the file holds, each in a
+    /// batch of its own with compare-and-set on the version we tried to store.
+    private func compensate(_ rows: [StoredProperty]) {
+        for row in rows {
+            let fallback = state.inner.withLock { $0.stores[row.object]?.definition.property(named: row.property)?.defaultValue }
+            guard let value = durable[row.object]?[row.property] ?? fallback else { continue }
+            let change = PropertyChange(row.property, to: value, expectedVersion: row.version)
+            // A version conflict means a newer value arrived meanwhile: it gets its own commit.
+            _ = try? state.apply([change], to: row.object, fromView: nil, writeID: 0)
         }
     }
 }

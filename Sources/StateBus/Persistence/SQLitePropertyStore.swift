@@ -132,7 +132,12 @@ public final class SQLitePropertyStore: PropertyStore {
             let statement = try prepare("INSERT OR REPLACE INTO properties (object, property, value, version) VALUES (?, ?, ?, ?)")
             defer { sqlite3_finalize(statement) }
             for property in properties {
-                let bytes: [UInt8] = (try? property.value.wire.serializedBytes()) ?? []
+                let bytes: [UInt8]
+                do {
+                    bytes = try property.value.wire.serializedBytes()
+                } catch {
+                    throw PersistenceError(.other, path: path, "cannot encode \(property.object).\(property.property): \(error)")
+                }
                 sqlite3_reset(statement)
                 sqlite3_bind_text(statement, 1, property.object, -1, csqlite_transient())
                 sqlite3_bind_text(statement, 2, property.property, -1, csqlite_transient())
@@ -147,6 +152,14 @@ public final class SQLitePropertyStore: PropertyStore {
             _ = try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// Fault injection for tests: caps the file at its current number of pages, so the next
+    /// transaction that needs a new page fails with `SQLITE_FULL`, as on a full disk.
+    @_spi(Testing)
+    public func forbidGrowthForTesting() throws(PersistenceError) {
+        let pages = try scalarText("PRAGMA page_count")
+        _ = try scalarText("PRAGMA max_page_count = \(pages)")
     }
 
     // MARK: SQLite plumbing

@@ -1,0 +1,59 @@
+import Synchronization
+
+extension StateHost {
+    /// Applies several changes to one object as one batch, like ``apply(_:to:)``, and returns
+    /// only once the persisted properties they touch are durable (committed with
+    /// `synchronous=FULL`) and the batch is published: the host-side counterpart of a view's
+    /// acknowledged write.
+    ///
+    /// ``apply(_:to:)`` and ``set(_:to:at:in:)`` return as soon as the change is applied (a
+    /// model's property setter cannot wait); their persisted values are committed by the next
+    /// group commit, a loop turn later. Use this method when the caller must know.
+    /// - Returns: the batch's sequence number.
+    /// - Throws: `StateBusError`: what ``apply(_:to:)`` throws (nothing applied then);
+    ///   `persistenceFailed` when the commit failed (the persisted properties were set back
+    ///   to their stored values); `closed` when the host stopped before confirming.
+    @discardableResult
+    public func applyDurably(_ changes: [PropertyChange], to object: String) async throws(StateBusError) -> UInt64 {
+        let outcome = DurabilityOutcome()
+        let applied = try state.apply(changes, to: object, fromView: nil, writeID: 0, whenDurable: outcome.record)
+        // The batch is queued before this runs, so the group commit that runs here (or an
+        // earlier one still running on the loop thread) has answered it when `submit` returns.
+        let engine = self.engine
+        _ = try? await loop.submit { _ in engine.value.publishPending() }
+        switch outcome.result {
+        case .some(nil): return applied.sequence
+        case .some(let error?): throw error
+        case nil:
+            throw StateBusError(.closed, "the host stopped before it could confirm that the change to '\(object)' is durable", object: object)
+        }
+    }
+
+    /// Sets a property like ``set(_:to:at:in:)`` and returns once it is durable and published.
+    /// - Returns: the batch's sequence number.
+    /// - Throws: as ``applyDurably(_:to:)``.
+    @discardableResult
+    public func setDurably(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) async throws(StateBusError) -> UInt64 {
+        try await applyDurably([PropertyChange(property, at: path, to: value)], to: object)
+    }
+
+    /// Fault injection for tests: the database may not grow any more, so the next commit that
+    /// needs a new page fails with SQLite's `SQLITE_FULL`, exactly as on a full disk.
+    @_spi(Testing)
+    public func fillDiskForTesting() async throws {
+        let engine = self.engine
+        try await loop.submit { _ in try (engine.value.persistence?.store as? SQLitePropertyStore)?.forbidGrowthForTesting() }
+    }
+}
+
+/// The outcome of one batch's group commit, set on the loop thread, read by the writer.
+private final class DurabilityOutcome: Sendable {
+    private let stored = Mutex<StateBusError??>(nil)
+
+    /// `nil`: not answered yet; `.some(nil)`: durable; `.some(error)`: failed.
+    var result: StateBusError?? { stored.withLock { $0 } }
+
+    var record: HostState.DurabilityWaiter {
+        { [self] error in stored.withLock { $0 = .some(error) } }
+    }
+}

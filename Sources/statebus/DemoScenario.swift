@@ -1,0 +1,176 @@
+import Foundation
+import StateBusLaunch
+
+/// The scripted scenario of `statebus demo`.
+struct DemoScenario {
+    let folder: String
+    let deadline: Duration
+
+    /// Starts a topology under the launcher and returns it with a stop handle.
+    /// The stop handle also stops every node at once, so no node outlives a failed step.
+    private func launch(_ yaml: String, name: String) throws -> (Launcher, Task<Int32, any Error>, @Sendable () -> Void) {
+        let path = "\(folder)/\(name).yaml"
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        let file = try LaunchFile.load(path: path)
+        let launcher = Launcher(file: file) { line in
+            // Show renderings and the launcher's events; skip log noise.
+            if !line.contains(" info statebus") { emit("  \(line)") }
+        }
+        let (stopped, stop) = AsyncStream<Void>.makeStream()
+        let run = Task { try await launcher.run(until: { for await _ in stopped {} }) }
+        return (launcher, run, {
+            stop.finish()
+            launcher.shutDown()
+        })
+    }
+
+    private func node(_ launcher: Launcher, _ name: String) async throws -> NodeProcess {
+        let clock = ContinuousClock()
+        let end = clock.now + deadline
+        while clock.now < end {
+            if let process = launcher.process(named: name) { return process }
+            await Task.yield()
+        }
+        throw LaunchError("node \(name) did not start within \(deadline)")
+    }
+
+    private func step(_ text: String) { emit("\n-- \(text)") }
+
+    // MARK: Shared text
+
+    func sharedText() async throws -> Bool {
+        emit("== 1. Shared text: a host and three views, each a process ==")
+        let views = ["first", "second", "third"]
+        var yaml = """
+            name: demo-text
+            nodes:
+              - name: host
+                role: host
+                objects: [SharedData]
+                control: ipc://\(folder)/text
+                executable: statebus
+                arguments: [node, shared-text, --role, host]
+
+            """
+        for view in views {
+            yaml += """
+                  - name: \(view)
+                    role: view
+                    objects: [SharedData]
+                    executable: statebus
+                    arguments: [node, shared-text, --role, view]
+                    respawn: { policy: on-failure, delay: 0.2, max: 3 }
+
+                """
+        }
+        let (launcher, run, stop) = try launch(yaml, name: "text")
+        defer { stop() }
+        var processes: [NodeProcess] = []
+        for view in views { processes.append(try await node(launcher, view)) }
+        func everyone(shows text: String) async throws {
+            for process in processes {
+                try await process.waitForLine("\"\(text)\"", timeout: deadline) { $0.hasSuffix("view: \(text)") }
+            }
+        }
+        try await everyone(shows: "Hello from the host")
+        for (index, view) in views.enumerated() {
+            step("the \(view) view edits the text")
+            processes[index].send(line: "edited in \(view)")
+            try await everyone(shows: "edited in \(view)")
+        }
+        step("the second view is killed (SIGKILL); the launcher respawns it; the first edits meanwhile")
+        let second = processes[1]
+        second.kill()
+        processes[0].send(line: "edited while second was down")
+        try await everyone(shows: "edited while second was down")
+
+        let finals = processes.map { $0.output.last { $0.contains(" view: ") }?.components(separatedBy: " view: ").last ?? "?" }
+        emit("\nnode     | sharedText")
+        emit("---------+------------------------------")
+        for (view, text) in zip(views, finals) { emit("\(view.padding(toLength: 8, withPad: " ", startingAt: 0)) | \(text)") }
+        stop()
+        _ = try await run.value
+        return Set(finals).count == 1 && finals[0] == "edited while second was down"
+    }
+
+    // MARK: Profile
+
+    func profile() async throws -> Bool {
+        emit("\n== 2. Profile: host, profile view, editing view, notification toggle ==")
+        let yaml = """
+            name: demo-profile
+            nodes:
+              - name: host
+                role: host
+                objects: [Profile]
+                control: ipc://\(folder)/profile
+                executable: statebus
+                arguments: [node, profile, --role, host, --database, \(folder)/profile.sqlite]
+                respawn: { policy: on-failure, delay: 0.2, max: 3 }
+              - name: profile
+                role: view
+                objects: [Profile]
+                executable: statebus
+                arguments: [node, profile, --role, view, --screen, profile]
+              - name: editor
+                role: view
+                objects: [Profile]
+                executable: statebus
+                arguments: [node, profile, --role, view, --screen, edit]
+              - name: notifications
+                role: view
+                objects: [Profile]
+                executable: statebus
+                arguments: [node, profile, --role, view, --screen, notifications]
+            """
+        let (launcher, run, stop) = try launch(yaml, name: "profile")
+        defer { stop() }
+        let host = try await node(launcher, "host")
+        let profile = try await node(launcher, "profile")
+        let editor = try await node(launcher, "editor")
+        let toggle = try await node(launcher, "notifications")
+        try await profile.waitForLine("the first render", timeout: deadline) { $0.contains("Username: anna") }
+        try await editor.waitForLine("the first render", timeout: deadline) { $0.contains("Username field: anna") }
+        try await toggle.waitForLine("the first render", timeout: deadline) { $0.contains("Notifications toggle: [ ]") }
+
+        step("the editor changes $user.username and $user.email")
+        editor.send(line: "username bea")
+        editor.send(line: "email bea@example.org")
+        try await profile.waitForLine("the edits", timeout: deadline) { $0.contains("Email: bea@example.org") }
+        try await profile.waitForLine("the edits", timeout: deadline) { $0.contains("Username: bea") }
+
+        step("the editor enters an invalid email: the host rejects it, the view rolls back and shows the error")
+        var mark = editor.lineCount
+        editor.send(line: "email bea-at-example")
+        try await editor.waitForLine("the error view", after: mark, timeout: deadline) { $0.contains("Error: 'bea-at-example' is not a valid email") }
+        try await editor.waitForLine("the rollback", after: mark, timeout: deadline) { $0.contains("Email field: bea@example.org") }
+        mark = editor.lineCount
+        editor.send(line: "dismiss")
+        try await editor.waitForLine("the dismissed error", after: mark, timeout: deadline) { $0.contains("No errors") }
+
+        step("the notification toggle is switched on (a persisted setting)")
+        toggle.send(line: "toggle")
+        try await profile.waitForLine("the setting", timeout: deadline) { $0.contains("Notifications: on") }
+
+        step("the host is killed (SIGKILL) and respawned: views resync; the persisted setting is restored, the rest starts over")
+        mark = profile.lineCount
+        host.kill()
+        try await host.waitForLine("the respawned host", timeout: deadline) { $0.hasPrefix("ready ") }
+        try await profile.waitForLine("the resync", after: mark, timeout: deadline) { $0.contains("Username: anna") }
+        let restored = profile.output.last { $0.contains("Notifications: ") } ?? ""
+
+        let finals: [(String, NodeProcess, String)] = [("profile", profile, "Username"), ("profile", profile, "Email"), ("profile", profile, "Notifications"),
+                                                         ("editor", editor, "Username field"), ("editor", editor, "Email field"), ("notifications", toggle, "Notifications toggle")]
+        emit("\nnode          | state")
+        emit("--------------+------------------------------")
+        for (name, process, key) in finals {
+            let line = process.output.last { $0.contains("] \(key): ") } ?? "?"
+            emit("\(name.padding(toLength: 13, withPad: " ", startingAt: 0)) | \(line.components(separatedBy: "] ").last ?? line)")
+        }
+        stop()
+        _ = try await run.value
+        let editorEmail = editor.output.last { $0.contains("Email field: ") } ?? ""
+        let toggleState = toggle.output.last { $0.contains("Notifications toggle: ") } ?? ""
+        return restored.contains("Notifications: on") && editorEmail.hasSuffix("anna@example.com") && toggleState.hasSuffix("[x]")
+    }
+}
