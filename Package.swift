@@ -102,6 +102,8 @@ let package = Package(
             dependencies: ["StateBus", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusTesting", "ZeroMQ", "statebus"]),
+        // The testing product's own tests: they run the built `statebus` for process nodes.
+        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -70,6 +70,17 @@ public final class Replica: Sendable {
         shared.setConnection(.closed)
     }
 
+    /// Drops the connection to the host and joins again, as after a lost host: the replica
+    /// shows ``ConnectionState/stale`` until a fresh snapshot is in, then ``ConnectionState/live``.
+    /// Values stay readable meanwhile, and writes not yet acknowledged are sent again.
+    ///
+    /// Use it for a "reconnect" action, or in tests to cut a replica off on purpose.
+    /// Does nothing once the replica is closed. Safe from any thread.
+    public func reconnect() {
+        let promise = self.promise
+        loop.execute { _ in promise.value?.value.connect() }
+    }
+
     // MARK: State
 
     /// Where the replica stands with its host.
@@ -104,6 +115,12 @@ public final class Replica: Sendable {
     /// Each element is a change of ``connectionState`` (or a new ``lastError``); read the
     /// property for the current value. Ends at close.
     public var connectionChanges: PropertyChanges { PropertyChanges(feed: shared.connectionFeed) }
+
+    /// Yields whenever the replica's position (``epoch`` or ``sequence``) moves: after every
+    /// applied batch or snapshot, including the host's echo of this replica's own write,
+    /// which changes no visible value and so does not reach ``changes``. For tools that
+    /// report the position, such as `statebus watch`. Bursts coalesce; ends at close.
+    public var sequenceChanges: PropertyChanges { PropertyChanges(feed: shared.positionFeed) }
 
     /// Waits until the replica is live (joined and in step).
     /// - Parameter timeout: how long to wait.

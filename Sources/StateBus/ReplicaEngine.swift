@@ -117,6 +117,7 @@ final class ReplicaEngine {
         shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
         shared.feed.finish()
         shared.connectionFeed.finish()
+        shared.positionFeed.finish()
     }
 
     private func fail(_ error: StateBusError) {

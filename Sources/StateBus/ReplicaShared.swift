@@ -16,12 +16,20 @@ final class ReplicaShared: Sendable {
     let inner = Mutex(Inner())
     let feed = ChangeFeed()
     let connectionFeed = ChangeFeed()
+    /// Told `["sequence"]` whenever the replica's position (epoch or sequence) moves, also
+    /// when no visible value changes (the echo of the replica's own write).
+    let positionFeed = ChangeFeed()
     let rejections = ChangeFeed()
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {
-        let changed = inner.withLock { body(&$0.state) }
+        let (changed, moved) = inner.withLock { inner -> (Set<String>, Bool) in
+            let before = (inner.state.epoch, inner.state.sequence)
+            let changed = body(&inner.state)
+            return (changed, before != (inner.state.epoch, inner.state.sequence))
+        }
         feed.notify(changed)
+        if moved { positionFeed.notify(["sequence"]) }
     }
 
     func setConnection(_ connection: ConnectionState) {

@@ -28,8 +28,8 @@ struct HostCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The updates endpoint to bind (default: derived from the control endpoint).")
     var updates: String?
 
-    @Option(name: .long, help: "The object's name.")
-    var object: String
+    @Option(name: .long, help: "The object's name (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS, as the launcher injects).")
+    var object: String?
 
     @Option(name: .long, help: "A property: NAME:KIND[=DEFAULT]; repeat for more.")
     var property: [String] = []
@@ -97,6 +97,11 @@ struct HostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = SignalTrap.stopSignals()
+        let environment = ProcessInfo.processInfo.environment
+        let injected = environment["STATEBUS_OBJECTS"]?.split(separator: ",").first.map(String.init)
+        guard let object = self.object ?? environment["STATEBUS_OBJECT"] ?? injected, !object.isEmpty else {
+            throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
+        }
         let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
         let host = try await StateHost(objects: [definition], configuration: HostConfiguration(
             name: name,

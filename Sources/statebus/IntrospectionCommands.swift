@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import StateBus
 import StateBusWire
 
@@ -124,25 +125,48 @@ struct WatchCommand: AsyncParsableCommand {
         discussion: """
             Runs until interrupted. With --json, prints one JSON object per line.
 
+            With --edits it is also a view you drive through standard input: each line \
+            `PROPERTY JSON` (a path is allowed: `user.email "b@example.org"`) is written \
+            through this replica and its outcome printed (with --json: \
+            {"event":"write","line":N,...,"accepted":true,"sequence":S}); the line \
+            `:reconnect` drops the connection and joins again. StateBusTesting's ViewNode \
+            runs this.
+
             Examples:
               statebus watch --control ipc:///tmp/demo/control --object SharedData
               STATEBUS_CONTROL=tcp://10.0.0.5:7000 statebus watch --object Profile --json
+              echo 'user.email "bea@example.org"' | statebus watch --object Profile --edits
             """
     )
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
 
+    @Flag(name: .long, help: "Read edits from standard input: `PROPERTY JSON` per line, or `:reconnect`.")
+    var edits = false
+
+    @Option(name: .long, help: "This view's node name, as the host logs it (default: $STATEBUS_NODE or statebus-watch).")
+    var name: String?
+
     func run() async throws {
+        let nodeName = name ?? ProcessInfo.processInfo.environment["STATEBUS_NODE"] ?? "statebus-watch"
         let replica = try Replica(object: try connection.requireObject(), controlEndpoint: connection.controlEndpoint,
-                                  configuration: ReplicaConfiguration(nodeName: "statebus-watch"))
+                                  configuration: ReplicaConfiguration(nodeName: nodeName))
         let stop = SignalTrap.stopSignals()
         // Subscribe before anything can change, so no transition is missed.
         let changeIterator = replica.changes.makeAsyncIterator()
+        let positionIterator = replica.sequenceChanges.makeAsyncIterator()
         let connectionIterator = replica.connectionChanges.makeAsyncIterator()
-        if replica.connectionState == .live { printState(of: replica, json: output.json) }
+        let printer = StatePrinter(replica: replica, json: output.json)
+        if replica.connectionState == .live { printer.printIfChanged() }
+        let input = edits ? Task { [json = output.json] in await WatchEdits.run(on: replica, json: json) } : nil
+        // A value change, or a position change alone (the echo of this replica's own write).
         let changes = Task {
             var iterator = changeIterator
-            while await iterator.next() != nil { printState(of: replica, json: output.json) }
+            while await iterator.next() != nil { printer.printIfChanged() }
+        }
+        let positions = Task {
+            var iterator = positionIterator
+            while await iterator.next() != nil { printer.printIfChanged() }
         }
         let connections = Task {
             var last = ConnectionState.closed
@@ -153,15 +177,41 @@ struct WatchCommand: AsyncParsableCommand {
                     last = now
                     if output.json { emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch)}"#) }
                     else { emit("connection: \(now)") }
-                    if now == .live { printState(of: replica, json: output.json) }
+                    if now == .live { printer.printIfChanged(force: true) }
                 }
                 if let error = replica.lastError { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }
             }
         }
         await stop.wait()
+        input?.cancel()
         replica.close()
         changes.cancel()
+        positions.cancel()
         connections.cancel()
+    }
+}
+
+/// Prints a replica's state when it differs from what was printed last, so the value and
+/// position observers of `statebus watch` never print the same state twice.
+final class StatePrinter: Sendable {
+    private let replica: Replica
+    private let json: Bool
+    private let last = Mutex<(UInt64, UInt64, [String: Value])?>(nil)
+
+    init(replica: Replica, json: Bool) {
+        self.replica = replica
+        self.json = json
+    }
+
+    /// Prints the state if it changed since the last print (or always, with `force`).
+    func printIfChanged(force: Bool = false) {
+        // Under the lock, so two observers cannot interleave a check and a print.
+        last.withLock { last in
+            let now = (replica.epoch, replica.sequence, replica.values)
+            if !force, let last, last == now { return }
+            last = now
+            printState(of: replica, json: json)
+        }
     }
 }
 

@@ -84,10 +84,10 @@ struct PersistenceProcessTests {
         let host = try Self.host(database: database, control: control)
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        for (property, value) in [("count", "42"), ("label", "saved")] {
+        for (property, value) in [("count", "42"), ("label", #""saved""#)] {
             let set = try NodeProcess(executable: statebus, arguments: ["set", "--control", control, "--object", "Counter", property, value], name: "set")
             defer { set.terminate() }
-            #expect(try set.waitForExit() == 0)
+            #expect(try set.waitForExit() == 0, "\(set.output)")
         }
 
         let text = try NodeProcess(executable: statebus, arguments: ["persisted", "--database", database], name: "persisted")
