@@ -161,18 +161,23 @@ public final class Launcher: Sendable {
         }
     }
 
-    /// Stops every node: views first, then hosts; SIGTERM, then SIGKILL after the grace period.
+    /// Stops every node: views first, then hosts, each group with SIGTERM, then SIGKILL
+    /// after the grace period. Views go first so their goodbyes reach a host that still
+    /// runs, and no view sees its host vanish and starts reconnecting while it stops.
     public func shutDown() {
-        let processes = state.withLock { state -> [NodeProcess] in
-            guard !state.stopping else { return [] }
+        let (views, hosts) = state.withLock { state -> ([NodeProcess], [NodeProcess]) in
+            guard !state.stopping else { return ([], []) }
             state.stopping = true
-            return file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] }
-                + file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] }
+            return (file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] },
+                    file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] })
         }
-        guard !processes.isEmpty else { return }
-        output("launch: stopping \(processes.count) nodes")
-        for process in processes where process.isRunning { process.signal(SIGTERM) }
-        for process in processes { process.terminate(grace: .milliseconds(Int(file.gracePeriod * 1000))) }
+        guard !views.isEmpty || !hosts.isEmpty else { return }
+        output("launch: stopping \(views.count + hosts.count) nodes")
+        let grace = Duration.milliseconds(Int(file.gracePeriod * 1000))
+        for group in [views, hosts] {
+            for process in group where process.isRunning { process.signal(SIGTERM) }
+            for process in group { process.terminate(grace: grace) }
+        }
     }
 }
 

@@ -65,7 +65,11 @@ public final class NodeProcess: Sendable {
         }
         process.terminationHandler = { [weak self] ended in
             let status = ended.terminationReason == .uncaughtSignal ? 128 + ended.terminationStatus : ended.terminationStatus
-            self?.exited(run: run, status: status)
+            guard let self else { return }
+            // Report the exit once the run's last lines are in, so whoever awaits it sees
+            // them; bounded, since a grandchild may hold the pipe open.
+            self.awaitOutputEnd(run: run, timeout: .seconds(2))
+            self.exited(run: run, status: status)
         }
         try process.run()
         state.withLock {
@@ -88,7 +92,7 @@ public final class NodeProcess: Sendable {
                 }
             }
             if !buffer.isEmpty { self.received(String(decoding: buffer, as: UTF8.self)) }
-            self.outputEnded()
+            self.outputEnded(run: run)
         }
     }
 
@@ -128,8 +132,15 @@ public final class NodeProcess: Sendable {
         for continuation in continuations { continuation.resume(returning: line) }
     }
 
-    private func outputEnded() {
-        state.withLock { $0.outputEnded = true }
+    /// The reader of run `run` saw the end of its output.
+    private func outputEnded(run: Int) {
+        state.withLock { if $0.run == run { $0.outputEnded = true } }
+    }
+
+    /// Blocks until the output of run `run` has been read to its end, or `timeout` passed.
+    private func awaitOutputEnd(run: Int, timeout: Duration) {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline, !state.withLock({ $0.run != run || $0.outputEnded }) { usleep(1_000) }
     }
 
     /// The process id of the current run.
@@ -231,6 +242,7 @@ public final class NodeProcess: Sendable {
             }
         }
         process.waitUntilExit()
+        awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
         return process.terminationStatus
     }
 
@@ -243,6 +255,8 @@ public final class NodeProcess: Sendable {
         guard !process.isRunning else {
             throw WaitTimeout(what: "\(name) to exit", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
         }
+        // Its last lines may still be in the pipe: a caller reads ``output`` next.
+        awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
         return process.terminationStatus
     }
 

@@ -18,24 +18,49 @@ struct DemoCommand: AsyncParsableCommand {
             Each node's rendering is shown as it changes; a table of every node's final state \
             ends the run. Exits 0 only if every node converged.
 
-            For an interactive session, start nodes yourself in terminals:
+            With --interactive, you are one of the views: the app runs under the launcher and \
+            each line you type is your view's edit, which the other views (other processes) \
+            render. To mix demo nodes with your own, start them yourself:
               statebus node shared-text --role host --control ipc:///tmp/text
               statebus node shared-text --role view --name mine --control ipc:///tmp/text
 
             Examples:
               statebus demo
               statebus demo --timeout 60
+              statebus demo --interactive
+              statebus demo --interactive --app profile
             """
     )
 
+    @Flag(name: .long, help: "Be one of the views yourself: type edits, see every view update.")
+    var interactive = false
+
+    @Option(name: .long, help: "The app of an interactive session: shared-text or profile.")
+    var app: String = DemoScenario.InteractiveApp.sharedText.rawValue
+
     @Option(name: .long, help: "Seconds to wait for each step.")
     var timeout: Double = 20
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+        guard DemoScenario.InteractiveApp(rawValue: app) != nil else {
+            throw ValidationError("--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
+        }
+    }
 
     func run() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-demo-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let scenario = DemoScenario(folder: folder, deadline: .milliseconds(Int(timeout * 1000)))
+        if interactive {
+            guard let app = DemoScenario.InteractiveApp(rawValue: app) else {
+                throw ValidationError("--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
+            }
+            let status = try await scenario.interactive(app)
+            if status != 0 { throw ExitCode(status) }
+            return
+        }
         let textConverged = try await scenario.sharedText()
         let profileConverged = try await scenario.profile()
         if textConverged && profileConverged {

@@ -1,5 +1,7 @@
 import Foundation
+import StateBus
 import StateBusLaunch
+import StateBusWire
 
 /// The scripted scenario of `statebus demo`.
 struct DemoScenario {
@@ -8,7 +10,7 @@ struct DemoScenario {
 
     /// Starts a topology under the launcher and returns it with a stop handle.
     /// The stop handle also stops every node at once, so no node outlives a failed step.
-    private func launch(_ yaml: String, name: String) throws -> (Launcher, Task<Int32, any Error>, @Sendable () -> Void) {
+    func launch(_ yaml: String, name: String) throws -> (Launcher, Task<Int32, any Error>, @Sendable () -> Void) {
         let path = "\(folder)/\(name).yaml"
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         let file = try LaunchFile.load(path: path)
@@ -24,7 +26,7 @@ struct DemoScenario {
         })
     }
 
-    private func node(_ launcher: Launcher, _ name: String) async throws -> NodeProcess {
+    func node(_ launcher: Launcher, _ name: String) async throws -> NodeProcess {
         let clock = ContinuousClock()
         let end = clock.now + deadline
         while clock.now < end {
@@ -35,6 +37,25 @@ struct DemoScenario {
     }
 
     private func step(_ text: String) { emit("\n-- \(text)") }
+
+    /// What the host of `control` holds of `object`, read through a replica of the demo's own.
+    private func hostValues(control: String, object: String) async throws -> [String: Value] {
+        let replica = try Replica(object: object, controlEndpoint: control, configuration: ReplicaConfiguration(nodeName: "demo-verdict"))
+        defer { replica.close() }
+        try await replica.waitUntilLive(timeout: deadline)
+        return replica.values
+    }
+
+    /// The last rendered line of a view for `key` (`Email`: `Email: b@c.d`), without its prefix.
+    private func shown(_ key: String, by process: NodeProcess) -> String? {
+        process.output.last { $0.contains("] \(key): ") }?.components(separatedBy: "] ").last
+    }
+
+    /// A string value's text (`?` for anything else).
+    private func text(_ value: Value?) -> String {
+        if case .string(let text)? = value { return text }
+        return "?"
+    }
 
     // MARK: Shared text
 
@@ -84,13 +105,15 @@ struct DemoScenario {
         processes[0].send(line: "edited while second was down")
         try await everyone(shows: "edited while second was down")
 
+        let truth = text(try await hostValues(control: "ipc://\(folder)/text", object: "SharedData")["sharedText"])
         let finals = processes.map { $0.output.last { $0.contains(" view: ") }?.components(separatedBy: " view: ").last ?? "?" }
         emit("\nnode     | sharedText")
         emit("---------+------------------------------")
+        emit("host     | \(truth)")
         for (view, text) in zip(views, finals) { emit("\(view.padding(toLength: 8, withPad: " ", startingAt: 0)) | \(text)") }
         stop()
         _ = try await run.value
-        return Set(finals).count == 1 && finals[0] == "edited while second was down"
+        return finals.allSatisfy { $0 == truth } && truth == "edited while second was down"
     }
 
     // MARK: Profile
@@ -153,24 +176,45 @@ struct DemoScenario {
         try await profile.waitForLine("the setting", timeout: deadline) { $0.contains("Notifications: on") }
 
         step("the host is killed (SIGKILL) and respawned: views resync; the persisted setting is restored, the rest starts over")
-        mark = profile.lineCount
+        let marks = (profile: profile.lineCount, editor: editor.lineCount, toggle: toggle.lineCount)
         host.kill()
         try await host.waitForLine("the respawned host", timeout: deadline) { $0.hasPrefix("ready ") }
-        try await profile.waitForLine("the resync", after: mark, timeout: deadline) { $0.contains("Username: anna") }
-        let restored = profile.output.last { $0.contains("Notifications: ") } ?? ""
 
-        let finals: [(String, NodeProcess, String)] = [("profile", profile, "Username"), ("profile", profile, "Email"), ("profile", profile, "Notifications"),
-                                                         ("editor", editor, "Username field"), ("editor", editor, "Email field"), ("notifications", toggle, "Notifications toggle")]
+        // The verdict compares every view with what the restarted host actually holds.
+        let truth = try await hostValues(control: "ipc://\(folder)/profile", object: "Profile")
+        let username = text(truth["user"]?[["username"]])
+        let email = text(truth["user"]?[["email"]])
+        let notifications = truth["isNotificationEnabled"] == .bool(true)
+        let expected: [(name: String, process: NodeProcess, mark: Int, line: String)] = [
+            ("profile", profile, marks.profile, "Username: \(username)"),
+            ("profile", profile, marks.profile, "Email: \(email)"),
+            ("profile", profile, marks.profile, "Notifications: \(notifications ? "on" : "off")"),
+            ("editor", editor, marks.editor, "Username field: \(username)"),
+            ("editor", editor, marks.editor, "Email field: \(email)"),
+            ("notifications", toggle, marks.toggle, "Notifications toggle: [\(notifications ? "x" : " ")]"),
+        ]
+        // A view already showing the value (the toggle) does not render again; the others must.
+        for entry in expected where shown(entry.line.key, by: entry.process) != entry.line {
+            try await entry.process.waitForLine(entry.line, after: entry.mark, timeout: deadline) { $0.hasSuffix("] \(entry.line)") }
+        }
+
         emit("\nnode          | state")
         emit("--------------+------------------------------")
-        for (name, process, key) in finals {
-            let line = process.output.last { $0.contains("] \(key): ") } ?? "?"
-            emit("\(name.padding(toLength: 13, withPad: " ", startingAt: 0)) | \(line.components(separatedBy: "] ").last ?? line)")
+        emit("host          | user = \(username), \(email); isNotificationEnabled = \(notifications)")
+        var converged = true
+        for entry in expected {
+            let line = shown(entry.line.key, by: entry.process) ?? "?"
+            converged = converged && line == entry.line
+            emit("\(entry.name.padding(toLength: 13, withPad: " ", startingAt: 0)) | \(line)")
         }
         stop()
         _ = try await run.value
-        let editorEmail = editor.output.last { $0.contains("Email field: ") } ?? ""
-        let toggleState = toggle.output.last { $0.contains("Notifications toggle: ") } ?? ""
-        return restored.contains("Notifications: on") && editorEmail.hasSuffix("anna@example.com") && toggleState.hasSuffix("[x]")
+        // The persisted setting was switched on before the restart, and must have survived it.
+        return converged && notifications && username == "anna"
     }
+}
+
+extension String {
+    /// The key of a rendered line: `Email` of `Email: b@c.d`.
+    fileprivate var key: String { String(prefix { $0 != ":" }) }
 }

@@ -8,12 +8,13 @@ struct DemoTests {
     func demoConverges() async throws {
         let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo"], name: "demo")
         defer { demo.terminate() }
-        try await demo.waitForLine("the convergence verdict", timeout: .seconds(90)) { $0.contains("converged") }
+        // Either verdict ends the wait: a failing demo fails the test at once, with its output.
+        try await demo.waitForLine("the convergence verdict", timeout: .seconds(90)) { $0.contains("converged on its host") || $0.contains("did not converge") }
         #expect(try demo.waitForExit() == 0, "\(demo.output.suffix(20))")
         let output = demo.output
         #expect(output.contains("every node converged on its host's state"))
         // Shared text: every view's final row shows the edit made while the second was down.
-        for name in ["first", "second", "third"] {
+        for name in ["host", "first", "second", "third"] {
             #expect(output.contains { $0.hasPrefix(name) && $0.hasSuffix("| edited while second was down") }, "\(name) missing from the final table")
         }
         // Profile: the rejected email is shown as an error, and the host's restart restores
@@ -21,6 +22,25 @@ struct DemoTests {
         #expect(output.contains { $0.contains("Error: 'bea-at-example' is not a valid email") })
         #expect(output.contains { $0.hasPrefix("notifications") && $0.hasSuffix("| Notifications toggle: [x]") })
         #expect(output.contains { $0.hasPrefix("editor") && $0.hasSuffix("| Email field: anna@example.com") })
+        #expect(output.contains { $0.hasPrefix("host") && $0.hasSuffix("isNotificationEnabled = true") })
+    }
+
+    @Test("`statebus demo --interactive` under a pseudo-terminal: a typed line reaches every view")
+    func interactiveDemo() async throws {
+        // script(1) runs the demo on a pseudo-terminal and forwards what we write as typing.
+        let script = URL(fileURLWithPath: "/usr/bin/script")
+        try #require(FileManager.default.isExecutableFile(atPath: script.path), "script (util-linux) provides the pseudo-terminal")
+        let statebus = try BuiltProducts.executable("statebus")
+        let terminal = try NodeProcess(executable: script, arguments: ["-qfec", "\(statebus.path) demo --interactive", "/dev/null"], name: "terminal")
+        defer { terminal.terminate() }
+        try await terminal.waitForLine("the prompt", timeout: .seconds(60)) { $0.contains("Type a line and press Enter") }
+        terminal.send(line: "typed at the terminal")
+        for view in ["you", "first", "second"] {
+            try await terminal.waitForLine("\(view) showing the typed line") { $0.contains("\(view) | [\(view)] \(view) view: typed at the terminal") }
+        }
+        terminal.send(line: "quit")
+        #expect(try terminal.waitForExit(timeout: .seconds(60)) == 0, "\(terminal.output.suffix(10))")
+        #expect(terminal.output.contains { $0.contains("launch: stopping 4 nodes") })
     }
 
     @Test("a view edits from its standard input and a rejected edit is reported")

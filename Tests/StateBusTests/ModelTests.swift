@@ -22,6 +22,13 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: @e
     }
 }
 
+/// A child view's field, as in SwiftUI: `@Binding` to a value its parent owns.
+@MainActor
+struct EmailField {
+    @Binding var email: String
+    func type(_ text: String) { email = text }
+}
+
 /// A flag that can be set once, from any thread.
 final class OnceFlag: Sendable {
     private let flag = Mutex(false)
@@ -109,9 +116,9 @@ struct ModelTests {
         let other = try await ProfileModel.replica(controlEndpoint: host.controlEndpoint)
         defer { editor.connection.detach(); other.connection.detach() }
         let username = Bindable(editor).user.username
-        let email = Bindable(other).user.email
         username.wrappedValue = "bea"
-        email.wrappedValue = "bea@example.org"
+        // A child view that declares `@Binding`, handed `$user.email` by its parent.
+        EmailField(email: Bindable(other).user.email).type("bea@example.org")
         let expected = User(username: "bea", email: "bea@example.org")
         try await waitUntil("both edits everywhere") { truth.user == expected && editor.user == expected && other.user == expected }
         #expect(truth.commits.contains(["user"]), "the host's post-commit hook runs")

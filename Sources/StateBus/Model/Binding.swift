@@ -6,7 +6,11 @@
 /// applies locally, on a replica it goes to the host. A binding to one field of a struct
 /// writes only that field's path, so another view's concurrent edit of a sibling field
 /// survives.
+///
+/// As in SwiftUI it is also a property wrapper: a child view declares
+/// `@Binding var text: String`, reads and assigns `text`, and its parent passes `$model.text`.
 @MainActor
+@propertyWrapper
 @dynamicMemberLookup
 public struct Binding<Value> {
     private let read: () -> Value

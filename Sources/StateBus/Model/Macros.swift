@@ -36,8 +36,9 @@ public macro SharedModel(_ name: String? = nil) = #externalMacro(module: "StateB
 @attached(peer, names: prefixed(_))
 public macro SharedProperty() = #externalMacro(module: "StateBusMacros", type: "SharedPropertyMacro")
 
-/// Keeps a property local to its process and unsynced, like `@ObservationIgnored` (and, in a
-/// view model, like `@State`): it never leaves the process.
+/// Keeps a property local to its process, unsynced and unobserved, like
+/// `@ObservationIgnored`: it never leaves the process, and changing it re-renders nothing.
+/// For view-local state that does re-render, use ``State`` in the view.
 @attached(peer)
 public macro Local() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
 

@@ -1,0 +1,98 @@
+import Foundation
+import StateBusLaunch
+
+/// `statebus demo --interactive`: one of the demo apps under the launcher, with the person at
+/// the terminal as one of its views ("you"): each line typed is that view's edit, and every
+/// node's rendering is shown as it changes.
+extension DemoScenario {
+    /// Which app the interactive session runs.
+    enum InteractiveApp: String, CaseIterable {
+        case sharedText = "shared-text"
+        case profile
+    }
+
+    /// Runs the session until standard input ends, `quit` is typed, or SIGINT/SIGTERM.
+    /// - Returns: the launcher's exit code (0 when no node failed).
+    func interactive(_ app: InteractiveApp) async throws -> Int32 {
+        let (yaml, help) = Self.topology(app, folder: folder)
+        let (launcher, run, stop) = try launch(yaml, name: "interactive")
+        defer { stop() }
+        let you = try await node(launcher, "you")
+        try await you.waitForLine("your view's first rendering", timeout: deadline) { $0.hasPrefix("[you] ") }
+        emit("")
+        for line in help { emit("» \(line)") }
+        emit("» Type 'quit' or press Ctrl-D to stop every node.\n")
+
+        // Whichever comes first ends the session: the end of typing, or a stop signal.
+        let (ended, end) = AsyncStream<Void>.makeStream()
+        let trap = SignalTrap.stopSignals()
+        Task {
+            await trap.wait()
+            end.finish()
+        }
+        // A blocking read, so on a thread of its own rather than the cooperative pool.
+        Thread.detachNewThread {
+            while let line = readLine() {
+                if line.trimmingCharacters(in: .whitespaces) == "quit" { break }
+                you.send(line: line)
+            }
+            end.finish()
+        }
+        for await _ in ended {}
+        stop()
+        return try await run.value
+    }
+
+    /// The launch file of a session, and what to tell the person.
+    static func topology(_ app: InteractiveApp, folder: String) -> (yaml: String, help: [String]) {
+        switch app {
+        case .sharedText:
+            var yaml = """
+                name: demo-interactive
+                nodes:
+                  - name: host
+                    role: host
+                    objects: [SharedData]
+                    control: ipc://\(folder)/interactive
+                    executable: statebus
+                    arguments: [node, shared-text, --role, host]
+
+                """
+            for view in ["you", "first", "second"] {
+                yaml += """
+                      - name: \(view)
+                        role: view
+                        objects: [SharedData]
+                        executable: statebus
+                        arguments: [node, shared-text, --role, view]
+
+                    """
+            }
+            return (yaml, ["You are the view 'you' of the shared-text app; 'first' and 'second' are views in other processes.",
+                           "Type a line and press Enter: it becomes the shared text, and every view shows it."])
+        case .profile:
+            let yaml = """
+                name: demo-interactive
+                nodes:
+                  - name: host
+                    role: host
+                    objects: [Profile]
+                    control: ipc://\(folder)/interactive
+                    executable: statebus
+                    arguments: [node, profile, --role, host, --database, \(folder)/interactive.sqlite]
+                  - name: you
+                    role: view
+                    objects: [Profile]
+                    executable: statebus
+                    arguments: [node, profile, --role, view, --screen, edit]
+                  - name: profile
+                    role: view
+                    objects: [Profile]
+                    executable: statebus
+                    arguments: [node, profile, --role, view, --screen, profile]
+                """
+            return (yaml, ["You are the editing view 'you' of the profile app; 'profile' shows the profile in another process.",
+                           "Type: username NAME, email ADDRESS (an address without @ is rejected by the host), toggle, retry, dismiss."])
+        }
+    }
+}
