@@ -17,6 +17,13 @@ final class ReplicaShared: Sendable {
     let feed = ChangeFeed()
     let connectionFeed = ChangeFeed()
     let rejections = ChangeFeed()
+    /// Told `["sequence"]` once per I/O turn in which the applied sequence advanced, whether
+    /// or not a visible value changed (the echo of this view's own write changes none).
+    let progress = ChangeFeed()
+    /// Update batches applied in order from the updates stream (not from snapshots).
+    let appliedUpdates = Atomic<Int>(0)
+    /// Snapshots applied: the first join, then one per resynchronisation.
+    let appliedSnapshots = Atomic<Int>(0)
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {
