@@ -98,8 +98,8 @@ struct BenchPlan: Sendable {
         echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20
     )
     static let quick = BenchPlan(
-        name: "quick", updates: 100_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
-        echoWrites: 5_000, echoWarmup: 500, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32, durableSequentialWrites: 50
+        name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
+        echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32, durableSequentialWrites: 50
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
