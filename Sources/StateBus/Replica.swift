@@ -112,15 +112,23 @@ public final class Replica: Sendable {
     /// The names of properties whose visible value changed, coalesced. Ends at close.
     public var changes: PropertyChanges { PropertyChanges(feed: shared.feed) }
 
+    /// Each element (`["sequence"]`) says that ``sequence`` advanced: update batches or a
+    /// snapshot were applied, coalesced per turn of the replica's I/O loop. Unlike
+    /// ``changes`` it fires even when no visible value changed, such as when the host's
+    /// broadcast of this view's own write arrives back. Ends at close.
+    public var sequenceChanges: PropertyChanges { PropertyChanges(feed: shared.progress) }
+
+    /// Counters for tools and benchmarks: how the replica has kept in step so far.
+    public var statistics: ReplicaStatistics {
+        ReplicaStatistics(
+            appliedUpdates: shared.appliedUpdates.load(ordering: .relaxed),
+            appliedSnapshots: shared.appliedSnapshots.load(ordering: .relaxed)
+        )
+    }
+
     /// Each element is a change of ``connectionState`` (or a new ``lastError``); read the
     /// property for the current value. Ends at close.
     public var connectionChanges: PropertyChanges { PropertyChanges(feed: shared.connectionFeed) }
-
-    /// Yields whenever the replica's position (``epoch`` or ``sequence``) moves: after every
-    /// applied batch or snapshot, including the host's echo of this replica's own write,
-    /// which changes no visible value and so does not reach ``changes``. For tools that
-    /// report the position, such as `statebus watch`. Bursts coalesce; ends at close.
-    public var sequenceChanges: PropertyChanges { PropertyChanges(feed: shared.positionFeed) }
 
     /// Waits until the replica is live (joined and in step).
     /// - Parameter timeout: how long to wait.
@@ -209,6 +217,19 @@ public final class Replica: Sendable {
         }
         return receipt
     }
+}
+
+/// How a replica has kept in step with its host: see ``Replica/statistics``.
+///
+/// A replica applies update batches only in sequence order, each exactly once; a gap or a
+/// new epoch makes it take a fresh snapshot instead. So a replica that joined once
+/// (`appliedSnapshots == 1`) and applied `n` updates saw every one of those `n` batches, in
+/// order.
+public struct ReplicaStatistics: Sendable, Hashable {
+    /// Update batches applied in order from the updates stream (not counting snapshots).
+    public var appliedUpdates: Int
+    /// Snapshots applied: 1 after the join, one more per resynchronisation.
+    public var appliedSnapshots: Int
 }
 
 /// Hands the engine, made on the loop thread, to the replica. Set once on the loop thread,

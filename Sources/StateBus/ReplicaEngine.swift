@@ -117,7 +117,7 @@ final class ReplicaEngine {
         shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
         shared.feed.finish()
         shared.connectionFeed.finish()
-        shared.positionFeed.finish()
+        shared.progress.finish()
     }
 
     private func fail(_ error: StateBusError) {
@@ -249,9 +249,11 @@ final class ReplicaEngine {
         for part in snapshotParts { properties[part.name] = (Value(wire: part.value), part.version) }
         snapshotParts.removeAll()
         shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, properties: properties) }
+        shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
         let backlog = buffered
         buffered.removeAll()
+        defer { shared.progress.notify(["sequence"]) }
         for batch in backlog where batch.sequence > chunk.sequence {
             guard apply(batch) else { return }
         }
@@ -272,6 +274,10 @@ final class ReplicaEngine {
 
     private func updatesReadable() {
         guard let subscriber else { return }
+        let appliedBefore = shared.appliedUpdates.load(ordering: .relaxed)
+        defer {
+            if shared.appliedUpdates.load(ordering: .relaxed) != appliedBefore { shared.progress.notify(["sequence"]) }
+        }
         for _ in 0..<512 {
             guard let frames = try? subscriber.tryReceiveMultipart() else { return }
             lastHeard = .now
@@ -316,6 +322,7 @@ final class ReplicaEngine {
         let changes = batch.changes.map(PropertyChange.init(wire:))
         let viewID = self.viewID
         shared.update { $0.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID) }
+        shared.appliedUpdates.add(1, ordering: .relaxed)
         return true
     }
 

@@ -16,20 +16,19 @@ final class ReplicaShared: Sendable {
     let inner = Mutex(Inner())
     let feed = ChangeFeed()
     let connectionFeed = ChangeFeed()
-    /// Told `["sequence"]` whenever the replica's position (epoch or sequence) moves, also
-    /// when no visible value changes (the echo of the replica's own write).
-    let positionFeed = ChangeFeed()
     let rejections = ChangeFeed()
+    /// Told `["sequence"]` once per I/O turn in which the applied sequence advanced, whether
+    /// or not a visible value changed (the echo of this view's own write changes none).
+    let progress = ChangeFeed()
+    /// Update batches applied in order from the updates stream (not from snapshots).
+    let appliedUpdates = Atomic<Int>(0)
+    /// Snapshots applied: the first join, then one per resynchronisation.
+    let appliedSnapshots = Atomic<Int>(0)
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {
-        let (changed, moved) = inner.withLock { inner -> (Set<String>, Bool) in
-            let before = (inner.state.epoch, inner.state.sequence)
-            let changed = body(&inner.state)
-            return (changed, before != (inner.state.epoch, inner.state.sequence))
-        }
+        let changed = inner.withLock { body(&$0.state) }
         feed.notify(changed)
-        if moved { positionFeed.notify(["sequence"]) }
     }
 
     func setConnection(_ connection: ConnectionState) {

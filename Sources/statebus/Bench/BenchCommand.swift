@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import ZeroMQ
+
+/// `statebus bench`: measures StateBus against raw libzmq on this machine, in the same run,
+/// with real processes, and prints the figures beside their baselines and goals.
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure update throughput, echo latency, late join, memory and durable writes against raw libzmq.",
+        discussion: """
+            Every figure comes from real processes (this executable, started again as hidden \
+            workers) on ipc:// endpoints in a fresh temporary folder, beside the raw-libzmq \
+            figure measured in the same run through the same socket types and message sizes. \
+            Every view checks that it received every update in order; a figure whose check \
+            fails is not counted, and the command exits 1. Goals are reported, never assumed. \
+            Build with `swift build -c release` for real figures: a debug build prints a warning.
+
+            Examples:
+              statebus bench --quick              # a smoke run, under 30 s
+              statebus bench                      # the full run, a few minutes
+              statebus bench --quick --json > bench.json
+              statebus bench --only echo --only join
+            """
+    )
+
+    /// The parts of the benchmark.
+    enum Section: String, CaseIterable, ExpressibleByArgument {
+        case throughput, echo, join, durable
+    }
+
+    @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
+    var quick = false
+
+    @Flag(help: "A tiny run for the test suite: checks correctness, the figures mean little.")
+    var tiny = false
+
+    @Flag(help: "Print one JSON document instead of the table.")
+    var json = false
+
+    @Option(help: "Run only this part (\(Section.allCases.map(\.rawValue).joined(separator: ", "))); repeat for more. Memory comes with join.")
+    var only: [Section] = []
+
+    func validate() throws {
+        if quick && tiny { throw ValidationError("choose one of --quick and --tiny, not both") }
+    }
+
+    func run() async throws {
+        let plan: BenchPlan = tiny ? .tiny : quick ? .quick : .full
+        #if DEBUG
+        let build = "debug"
+        FileHandle.standardError.write(Data("warning: this is a debug build; its figures are not StateBus's. Build with `swift build -c release` for real figures.\n".utf8))
+        #else
+        let build = "release"
+        #endif
+        let version = Context.libraryVersion
+        var report = BenchReport(
+            configuration: plan.name, build: build, date: ISO8601DateFormatter().string(from: Date()),
+            machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(Self.osName()), libzmq \(version.major).\(version.minor).\(version.patch)"
+        )
+        let sections = only.isEmpty ? Section.allCases : only
+        var runner = BenchRunner(plan: plan, report: report, progress: !json)
+        if sections.contains(.throughput) { await runner.throughput() }
+        if sections.contains(.echo) { await runner.echo() }
+        if sections.contains(.join) { await runner.join() }
+        if sections.contains(.durable) { await runner.durable() }
+        report = runner.report
+        print(json ? try report.json() : report.table())
+        if !report.allChecksPassed { throw ExitCode(1) }
+    }
+
+    private static func osName() -> String {
+        guard let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") }) else { return "Linux" }
+        return line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+    }
+}
+
+/// How much each part does.
+struct BenchPlan: Sendable {
+    var name: String
+    /// Updates per throughput run.
+    var updates: Int
+    /// (payload, views) pairs to measure.
+    var throughputRuns: [(PayloadKind, Int)]
+    var echoWrites: Int
+    var echoWarmup: Int
+    var joinSizes: [Int]
+    /// Changes per millisecond the host makes during a join.
+    var joinChurn: Int
+    var durableWrites: Int
+    var durableWindow: Int
+    /// Writes for the one-at-a-time durable run.
+    var durableSequentialWrites: Int
+
+    static let tiny = BenchPlan(
+        name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
+        echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20
+    )
+    static let quick = BenchPlan(
+        name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
+        echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32, durableSequentialWrites: 50
+    )
+    static let full = BenchPlan(
+        name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
+        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 5_000, durableWindow: 64, durableSequentialWrites: 300
+    )
+}

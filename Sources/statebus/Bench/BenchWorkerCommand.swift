@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+
+/// `statebus bench-worker ROLE …`: one process of a benchmark, started by `statebus bench`.
+///
+/// Hidden from help: a person never runs it. Each role prints `bench ready …` once it is in
+/// place and `bench result …` (or `bench failed reason=…`) when done; the bench process reads
+/// those lines (``WorkerLine``) and ends the worker afterwards.
+struct BenchWorkerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-worker",
+        abstract: "One process of `statebus bench` (internal).",
+        shouldDisplay: false
+    )
+
+    /// What the worker does.
+    enum Role: String, ExpressibleByArgument, CaseIterable {
+        /// A StateBus view that counts the host's updates (throughput).
+        case view
+        /// A StateBus view that writes and waits for each write's broadcast (echo latency).
+        case echo
+        /// A StateBus view that joins a large object (late join, view memory).
+        case join
+        /// A StateBus view that makes acknowledged writes to a persisted property.
+        case durable
+        /// A StateBus host serving many properties, changing them all the time (join, memory).
+        case host
+        /// A raw libzmq SUB socket that counts messages (throughput baseline).
+        case rawSub = "raw-sub"
+        /// A raw libzmq DEALER + SUB pair measuring round trips (echo baseline).
+        case rawEcho = "raw-echo"
+    }
+
+    @Argument(help: "The worker's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var role: Role
+
+    @Option(help: "The StateBus host's control endpoint, or the raw baseline's DEALER/ROUTER endpoint.")
+    var control: String?
+
+    @Option(help: "The raw baseline's PUB endpoint.")
+    var updates: String?
+
+    @Option(help: "The payload kind.")
+    var kind: PayloadKind = .int
+
+    @Option(help: "How many messages or updates to expect, or writes to make.")
+    var count: Int = 1000
+
+    @Option(help: "Round trips made before measuring (echo).")
+    var warmup: Int = 0
+
+    @Option(help: "Writes kept in flight (durable).")
+    var window: Int = 1
+
+    @Option(help: "Bytes per raw message.")
+    var size: Int = 16
+
+    @Option(help: "Properties of the object (host, join).")
+    var properties: Int = 1000
+
+    @Option(help: "Changes the host makes per millisecond while serving (host).")
+    var churn: Int = 0
+
+    func validate() throws {
+        guard count > 0, warmup >= 0, window > 0, size >= 8, properties > 0, churn >= 0 else {
+            throw ValidationError("--count, --window and --properties must be positive, --size at least 8, --warmup and --churn not negative")
+        }
+        if [.view, .echo, .join, .durable, .rawEcho].contains(role), control == nil { throw ValidationError("the \(role.rawValue) worker needs --control") }
+    }
+
+    func run() async throws {
+        do {
+            switch role {
+            case .view: try await ViewWorkers.countUpdates(control: control!, kind: kind, updates: count)
+            case .echo: try await ViewWorkers.echo(control: control!, writes: count, warmup: warmup)
+            case .join: try await ViewWorkers.join(control: control!, properties: properties)
+            case .durable: try await ViewWorkers.durableWrites(control: control!, writes: count, window: window)
+            case .host: try await HostWorker.serve(properties: properties, churnPerMillisecond: churn)
+            case .rawSub:
+                guard let updates else { throw ValidationError("raw-sub needs --updates") }
+                try RawWorkers.subscribe(endpoint: updates, count: count)
+            case .rawEcho:
+                guard let updates else { throw ValidationError("raw-echo needs --updates") }
+                try RawWorkers.echo(control: control!, updates: updates, writes: count, warmup: warmup, size: size)
+            }
+        } catch {
+            WorkerLine.emit("failed", ["reason": "\(error)".replacingOccurrences(of: " ", with: "_")])
+            throw ExitCode(1)
+        }
+    }
+}

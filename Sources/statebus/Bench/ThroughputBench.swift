@@ -1,0 +1,137 @@
+import Foundation
+import Logging
+import StateBusLaunch
+import StateBus
+import StateBusWire
+import ZeroMQ
+
+/// Update throughput: one property changed as fast as the host can, counted at every view.
+///
+/// StateBus: the host runs in the bench process and calls ``StateHost/set(_:to:at:in:)`` in
+/// a tight loop; each view is a worker process holding a ``Replica``. Raw: the bench process
+/// sends one XPUB message per update (sequence number + the same bytes StateBus puts on the
+/// wire for the value) to the same number of SUB worker processes. A view's rate is its
+/// update count over the time from the first send to its last update, on one machine-wide
+/// clock.
+struct ThroughputBench {
+    /// One run's outcome.
+    struct Outcome: Sendable {
+        /// Updates per second at each view.
+        var perView: [Double]
+        /// Whether every view got every update, in order, with the right final value.
+        var complete: Bool
+        /// What went wrong, when not complete.
+        var problems: [String]
+
+        /// The slowest view's rate.
+        var slowest: Double { perView.min() ?? 0 }
+        /// All views' rates together.
+        var total: Double { perView.reduce(0, +) }
+    }
+
+    let kind: PayloadKind
+    let views: Int
+    let updates: Int
+
+    static let viewTimeout: Duration = .seconds(300)
+
+    /// StateBus: a host in this process, `views` replica processes.
+    func runStateBus() async throws -> Outcome {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let host = try await StateHost(
+            objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("value", kind: kind.valueKind, default: kind.value(0))])],
+            configuration: HostConfiguration(name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+        )
+        defer { host.stop() }
+        let workers = WorkerGroup()
+        defer { workers.terminateAll() }
+        let processes = try (0..<views).map { index in
+            try workers.start("view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"], name: "view \(index + 1)")
+        }
+        for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
+        let started = BenchClock.now()
+        for index in 1...updates {
+            try host.set("value", to: kind.value(index), in: ViewWorkers.object)
+        }
+        return try await collect(processes, started: started)
+    }
+
+    /// Raw libzmq: an XPUB in this process (on a thread of its own), `views` SUB processes.
+    ///
+    /// The XPUB has the same high-water mark as the host's (100,000) and `ZMQ_XPUB_NODROP`,
+    /// so a slow subscriber slows the sender instead of losing messages: a loss-free
+    /// baseline, as the StateBus figure must be.
+    func runRaw() async throws -> Outcome {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let endpoint = folder.endpoint("raw.pub")
+        let workers = WorkerGroup()
+        defer { workers.terminateAll() }
+        // The SUBs connect before the bind and retry by themselves until it appears.
+        let processes = try (0..<views).map { index in
+            try workers.start("raw-sub", ["--updates", endpoint, "--count", "\(updates)"], name: "raw sub \(index + 1)")
+        }
+        for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
+        let (subscribers, count, size) = (views, updates, 8 + kind.valueBytes)
+        let started = try await BlockingThread.run("bench-raw-pub") {
+            try Self.publish(endpoint: endpoint, subscribers: subscribers, count: count, size: size)
+        }
+        return try await collect(processes, started: started)
+    }
+
+    /// Binds, waits until `subscribers` subscriptions have arrived, then sends `count`
+    /// messages of `size` bytes carrying 1, 2, 3, … in their first 8 bytes.
+    /// - Returns: the clock when the first message was sent.
+    private static func publish(endpoint: String, subscribers: Int, count: Int, size: Int) throws -> UInt64 {
+        let context = try Context()
+        defer { context.terminate() }
+        let publisher = try Socket(context: context, type: .xpub)
+        try publisher.set(.sendHighWaterMark, 100_000)
+        try publisher.set(.xpubNoDrop, true)
+        try publisher.set(.xpubVerbose, true)
+        try publisher.set(.linger, 10_000)
+        try publisher.bind(endpoint)
+        let poller = Poller()
+        poller.add(publisher, events: .readable)
+        var subscribed = 0
+        let deadline = ContinuousClock.now + .seconds(60)
+        while subscribed < subscribers {
+            guard ContinuousClock.now < deadline else { throw BenchError("only \(subscribed) of \(subscribers) raw subscribers subscribed within 60 s") }
+            guard try !poller.poll(timeout: .milliseconds(500)).isEmpty, let message = try publisher.tryReceive() else { continue }
+            if message.bytes.first == 1 { subscribed += 1 }
+        }
+        var payload = [UInt8](repeating: 0x2A, count: size)
+        let started = BenchClock.now()
+        for sequence in 1...UInt64(count) {
+            withUnsafeBytes(of: sequence) { payload.replaceSubrange(0..<8, with: $0) }
+            try publisher.send(payload)
+        }
+        publisher.close()
+        return started
+    }
+
+    private func collect(_ processes: [NodeProcess], started: UInt64) async throws -> Outcome {
+        var outcome = Outcome(perView: [], complete: true, problems: [])
+        for process in processes {
+            let result = try await WorkerGroup.line("result", from: process, timeout: Self.viewTimeout)
+            let end = result.uint("end") ?? started
+            let seconds = Double(end &- started) / 1e9
+            outcome.perView.append(seconds > 0 ? Double(updates) / seconds : 0)
+            if !result.bool("ok") {
+                outcome.complete = false
+                outcome.problems.append("\(process.name): applied \(result.fields["applied"] ?? "?") of \(updates), resyncs \(result.fields["resyncs"] ?? "?"), final value right: \(result.fields["final"] ?? "?")")
+            }
+        }
+        return outcome
+    }
+}
+
+/// A logger for hosts the bench starts: warnings and errors only.
+enum BenchLogger {
+    static var quiet: Logger {
+        var logger = Logger(label: "statebus.bench")
+        logger.logLevel = .warning
+        return logger
+    }
+}

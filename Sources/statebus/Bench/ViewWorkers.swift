@@ -1,0 +1,131 @@
+import Foundation
+import Histogram
+import StateBus
+import StateBusWire
+
+/// The StateBus side of the benchmarks that run in a view process. Each joins the bench's
+/// host with a ``Replica``, prints `bench ready`, does its work, checks what it saw and
+/// prints `bench result`.
+enum ViewWorkers {
+    /// The object every benchmark host serves.
+    static let object = "Bench"
+
+    private static func liveReplica(_ control: String, name: String) async throws -> Replica {
+        let replica = try Replica(object: object, controlEndpoint: control, configuration: ReplicaConfiguration(nodeName: name))
+        try await replica.waitUntilLive(timeout: .seconds(120))
+        return replica
+    }
+
+    /// Throughput: counts the host's updates of `value` until `updates` more have been
+    /// applied than at the join.
+    ///
+    /// Loss and order check: a replica applies batches strictly in sequence order and
+    /// takes a snapshot instead after a gap (``ReplicaStatistics``), so the run counts only if
+    /// no snapshot followed the join, exactly `updates` batches were applied, and the final
+    /// value is the host's last.
+    static func countUpdates(control: String, kind: PayloadKind, updates: Int) async throws {
+        let replica = try await liveReplica(control, name: "bench-view")
+        defer { replica.close() }
+        let start = replica.sequence
+        let target = start + UInt64(updates)
+        var progress = replica.sequenceChanges.makeAsyncIterator()
+        let joined = replica.statistics
+        WorkerLine.emit("ready", ["sequence": start])
+        var firstAt: UInt64 = 0
+        while replica.sequence < target {
+            guard await progress.next() != nil else { throw BenchError("the replica closed at sequence \(replica.sequence) of \(target)") }
+            if firstAt == 0 { firstAt = BenchClock.now() }
+        }
+        let end = BenchClock.now()
+        let statistics = replica.statistics
+        let applied = statistics.appliedUpdates - joined.appliedUpdates
+        let snapshots = statistics.appliedSnapshots - joined.appliedSnapshots
+        let finalOK = replica["value"] == kind.value(updates) && replica.sequence == target
+        WorkerLine.emit("result", [
+            "ok": applied == updates && snapshots == 0 && finalOK,
+            "applied": applied, "resyncs": snapshots, "final": finalOK,
+            "first": firstAt, "end": end,
+        ])
+    }
+
+    /// Echo latency: writes `echo` = 1, 2, 3, … one at a time; each write's time runs from
+    /// the call to `write` until the host's broadcast of it has been applied here (the
+    /// replica holds no unconfirmed write any more and shows the value).
+    static func echo(control: String, writes: Int, warmup: Int) async throws {
+        let replica = try await liveReplica(control, name: "bench-echo")
+        defer { replica.close() }
+        var progress = replica.sequenceChanges.makeAsyncIterator()
+        let startSequence = replica.sequence
+        WorkerLine.emit("ready", ["sequence": startSequence])
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var receipts: [WriteReceipt] = []
+        receipts.reserveCapacity(warmup + writes)
+        var wrongValues = 0
+        for index in 1...(warmup + writes) {
+            let started = BenchClock.now()
+            receipts.append(replica.write("echo", to: .int(Int64(index))))
+            while replica.pendingWriteCount > 0 {
+                guard await progress.next() != nil else { throw BenchError("the replica closed during write \(index)") }
+            }
+            let elapsed = BenchClock.now() - started
+            if replica["echo"] != .int(Int64(index)) { wrongValues += 1 }
+            if index > warmup { histogram.record(elapsed) }
+        }
+        var accepted = 0
+        for receipt in receipts where (try? await receipt.accepted()) != nil { accepted += 1 }
+        let total = warmup + writes
+        let inOrder = replica.sequence == startSequence + UInt64(total)
+        WorkerLine.emit("result", [
+            "ok": accepted == total && wrongValues == 0 && inOrder,
+            "accepted": accepted, "wrong": wrongValues, "count": histogram.totalCount,
+            "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
+            "p999": histogram.valueAtPercentile(99.9), "max": histogram.max,
+        ])
+    }
+
+    /// Late join: the time from creating the replica to holding the full snapshot, and the
+    /// process's memory before and after.
+    static func join(control: String, properties: Int) async throws {
+        let before = MemoryUsage.read()
+        let started = BenchClock.now()
+        let replica = try await liveReplica(control, name: "bench-join")
+        let joined = BenchClock.now()
+        defer { replica.close() }
+        let count = replica.values.count
+        let after = MemoryUsage.read()
+        WorkerLine.emit("result", [
+            "ok": count == properties, "count": count, "elapsed": joined - started,
+            "baseline": before?.residentBytes ?? -1, "peak": after?.peakBytes ?? -1, "resident": after?.residentBytes ?? -1,
+        ])
+    }
+
+    /// Durable writes: `writes` writes to the persisted property `durable`, at most
+    /// `window` of them unacknowledged at a time; each acknowledgement means committed.
+    static func durableWrites(control: String, writes: Int, window: Int) async throws {
+        let replica = try await liveReplica(control, name: "bench-durable")
+        defer { replica.close() }
+        WorkerLine.emit("ready", ["sequence": replica.sequence])
+        let started = BenchClock.now()
+        var inFlight: [WriteReceipt] = []
+        var accepted = 0
+        var firstError: String?
+        func settle(_ receipt: WriteReceipt) async {
+            do {
+                _ = try await receipt.accepted()
+                accepted += 1
+            } catch {
+                if firstError == nil { firstError = "\(error)" }
+            }
+        }
+        for index in 1...writes {
+            inFlight.append(replica.write("durable", to: .int(Int64(index))))
+            if inFlight.count >= window { await settle(inFlight.removeFirst()) }
+        }
+        for receipt in inFlight { await settle(receipt) }
+        let elapsed = BenchClock.now() - started
+        WorkerLine.emit("result", [
+            "ok": accepted == writes, "accepted": accepted, "elapsed": elapsed,
+            "error": (firstError ?? "none").replacingOccurrences(of: " ", with: "_"),
+        ])
+    }
+}
