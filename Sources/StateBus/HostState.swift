@@ -43,18 +43,19 @@ final class HostState: Sendable {
         whenDurable: DurabilityWaiter? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
         let result = inner.withLock { inner -> Result<(UInt64, Bool, Set<String>), StateBusError> in
-            guard var store = inner.stores[object] else {
+            guard inner.stores[object] != nil else {
                 let known = inner.stores.keys.sorted().joined(separator: ", ")
                 return .failure(StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(known)", object: object))
             }
             let resolved: [ObjectStore.Resolved]
             do throws(StateBusError) {
-                resolved = try store.validate(changes, fromView: origin != nil)
+                resolved = try inner.stores[object]!.validate(changes, fromView: origin != nil)
             } catch {
                 return .failure(error)
             }
-            let sequence = store.apply(resolved)
-            inner.stores[object] = store
+            // Changed in place: a copy of the store taken out of the dictionary would make
+            // the change copy every value of the object.
+            let sequence = inner.stores[object]!.apply(resolved)
             var batch = Statebus_V1_UpdateBatch()
             batch.object = object
             batch.epoch = epoch

@@ -32,7 +32,9 @@ struct ObjectStore: Sendable {
     func validate(_ changes: [PropertyChange], fromView: Bool) throws(StateBusError) -> [Resolved] {
         let object = definition.name
         guard !changes.isEmpty else { throw StateBusError(.badRequest, "a write must change at least one property", object: object) }
-        var working = values
+        // Values set by earlier changes of this batch. Not a copy of `values`: changing a copy
+        // would copy the whole dictionary, on every write.
+        var working: [String: Value] = [:]
         var resolved: [Resolved] = []
         resolved.reserveCapacity(changes.count)
         for change in changes {
@@ -46,7 +48,7 @@ struct ObjectStore: Sendable {
             if let expected = change.expectedVersion, expected != versions[property.name, default: 0] {
                 throw StateBusError(.versionConflict, "expected version \(expected), but '\(property.name)' is at version \(versions[property.name, default: 0]); read it again and retry", object: object, property: property.name)
             }
-            let current = working[property.name] ?? property.defaultValue
+            let current = working[property.name] ?? values[property.name] ?? property.defaultValue
             let candidate: Value
             if change.path.components.isEmpty {
                 candidate = change.value
@@ -70,7 +72,7 @@ struct ObjectStore: Sendable {
                     }
                 }
             }
-            working[property.name] = normalized
+            if changes.count > 1 { working[property.name] = normalized }
             resolved.append(Resolved(change: change, newValue: normalized))
         }
         return resolved

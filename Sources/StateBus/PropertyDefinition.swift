@@ -63,7 +63,12 @@ public struct PropertyDefinition: Sendable {
         default: kind = nil
         }
         let typeName = self.typeName
+        // A plain Bool, Int, Double or String is canonical when its kind matches: skip the
+        // Codable round trip on the hot path. (Not for other types that encode as one of these
+        // kinds, such as a String-backed enum, whose decoding also checks the value.)
+        let canonicalKind: ValueKind? = T.self == Int.self || T.self == Bool.self || T.self == Double.self || T.self == String.self ? kind : nil
         self.normalize = { (value: Value) throws(StateBusError) -> Value in
+            if let canonicalKind, value.kind == canonicalKind { return value }
             do {
                 let typed = try ValueDecoder().decode(T.self, from: value)
                 return try ValueEncoder().encode(typed)

@@ -254,9 +254,7 @@ final class ReplicaEngine {
         let backlog = buffered
         buffered.removeAll()
         defer { shared.progress.notify(["sequence"]) }
-        for batch in backlog where batch.sequence > chunk.sequence {
-            guard apply(batch) else { return }
-        }
+        guard apply(backlog.filter { $0.sequence > chunk.sequence }) else { return }
         flushWrites()
     }
 
@@ -294,36 +292,52 @@ final class ReplicaEngine {
                 handleHeartbeat(publication.heartbeat)
                 continue
             }
-            for batch in publication.updates where batch.object == object {
-                if phase != .live {
-                    buffered.append(batch)
-                } else if !apply(batch) {
-                    break
-                }
+            let batches = publication.updates.filter { $0.object == object }
+            if phase != .live {
+                buffered.append(contentsOf: batches)
+            } else {
+                _ = apply(batches)
             }
         }
     }
 
-    /// Applies a batch in order; on a new epoch or a gap, starts resynchronising.
+    /// Applies batches in order, all under one lock and with one change notification, so
+    /// observers see the publication whole and the cost is per message, not per batch.
+    /// Batches already in the snapshot are skipped; at a new epoch or a sequence gap it stops
+    /// (what came before stays applied) and starts resynchronising.
     /// - Returns: `false` when it started a resync (later batches must not be applied).
-    private func apply(_ batch: Statebus_V1_UpdateBatch) -> Bool {
-        if batch.epoch != epoch {
+    private func apply(_ batches: [Statebus_V1_UpdateBatch]) -> Bool {
+        guard !batches.isEmpty else { return true }
+        enum Interruption { case newEpoch, gap(have: UInt64, next: Statebus_V1_UpdateBatch) }
+        var interruption: Interruption?
+        var applied = 0
+        let epoch = self.epoch
+        let viewID = self.viewID
+        shared.update { state in
+            var changed = Set<String>()
+            for batch in batches {
+                guard batch.epoch == epoch else { interruption = .newEpoch; break }
+                if batch.sequence <= state.sequence { continue }  // already in the snapshot
+                guard batch.sequence == state.sequence + 1 else { interruption = .gap(have: state.sequence, next: batch); break }
+                let changes = batch.changes.map(PropertyChange.init(wire:))
+                changed.formUnion(state.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID))
+                applied += 1
+            }
+            return changed
+        }
+        if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) }
+        switch interruption {
+        case nil:
+            return true
+        case .newEpoch:
             logger.info("updates from a new host epoch; reconnecting")
             connect()
             return false
-        }
-        let current = shared.inner.withLock { $0.state.sequence }
-        if batch.sequence <= current { return true }  // already in the snapshot
-        guard batch.sequence == current + 1 else {
-            logger.info("sequence gap (have \(current), got \(batch.sequence)); resynchronising")
-            resync(keeping: batch)
+        case .gap(let have, let next):
+            logger.info("sequence gap (have \(have), got \(next.sequence)); resynchronising")
+            resync(keeping: next)
             return false
         }
-        let changes = batch.changes.map(PropertyChange.init(wire:))
-        let viewID = self.viewID
-        shared.update { $0.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID) }
-        shared.appliedUpdates.add(1, ordering: .relaxed)
-        return true
     }
 
     private func resync(keeping batch: Statebus_V1_UpdateBatch? = nil) {
