@@ -320,7 +320,7 @@ final class ReplicaEngine {
                 if batch.sequence <= state.sequence { continue }  // already in the snapshot
                 guard batch.sequence == state.sequence + 1 else { interruption = .gap(have: state.sequence, next: batch); break }
                 let changes = batch.changes.map(PropertyChange.init(wire:))
-                changed.formUnion(state.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID))
+                state.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID, changed: &changed)
                 applied += 1
             }
             return changed

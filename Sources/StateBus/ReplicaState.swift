@@ -56,7 +56,32 @@ struct ReplicaState: Sendable {
     }
 
     /// Applies one update batch at the next sequence number.
-    mutating func applyBatch(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String) -> Set<String> {
+    /// - Parameter changed: receives the names whose visible value changed; a caller applying
+    ///   many batches passes one set for all of them.
+    mutating func applyBatch(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String,
+                             changed: inout Set<String>) {
+        if pending.isEmpty {
+            // The common case, no writes of this view in flight: what the view shows is what
+            // the host sent, so skip the recomputation (and its sets) entirely.
+            for change in changes {
+                let value: Value?
+                if change.path.components.isEmpty {
+                    value = change.value
+                } else {
+                    value = confirmed[change.property].flatMap { try? $0.setting(change.value, at: change.path) }
+                }
+                versions[change.property] = sequence
+                guard let value else { continue }
+                confirmed[change.property] = value
+                if visible.updateValue(value, forKey: change.property) != value { changed.insert(change.property) }
+            }
+            self.sequence = sequence
+            return
+        }
+        changed.formUnion(applyBatchWithPendingWrites(sequence: sequence, changes: changes, origin: origin, writeID: writeID, myViewID: myViewID))
+    }
+
+    private mutating func applyBatchWithPendingWrites(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String) -> Set<String> {
         var touched = Set<String>()
         for change in changes {
             touched.insert(change.property)
