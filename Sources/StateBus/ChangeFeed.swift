@@ -57,6 +57,15 @@ final class ChangeFeed: Sendable {
     private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
     private let closed = Mutex(false)
 
+    /// Tells every observer that the properties of `changes` changed; builds their set of
+    /// names only when someone observes (a host that nobody observes pays nothing).
+    func notify(_ changes: [PropertyChange]) {
+        let subscribers = subscribers.withLock { $0.isEmpty ? [] : Array($0.values) }
+        guard !subscribers.isEmpty, !changes.isEmpty else { return }
+        let names = Set(changes.map(\.property))
+        for subscriber in subscribers { subscriber.notify(names) }
+    }
+
     /// Tells every observer that `names` changed.
     func notify(_ names: Set<String>) {
         guard !names.isEmpty else { return }

@@ -42,7 +42,7 @@ final class HostState: Sendable {
         _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64,
         whenDurable: DurabilityWaiter? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
-        let result = inner.withLock { inner -> Result<(UInt64, Bool, Set<String>), StateBusError> in
+        let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
             guard inner.stores[object] != nil else {
                 let known = inner.stores.keys.sorted().joined(separator: ", ")
                 return .failure(StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(known)", object: object))
@@ -67,12 +67,12 @@ final class HostState: Sendable {
             if let whenDurable { inner.durabilityWaiters.append((object, changes.map(\.property), whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
-            return .success((sequence, schedule, Set(changes.map(\.property))))
+            return .success((sequence, schedule))
         }
         switch result {
         case .failure(let error): throw error
-        case .success(let (sequence, schedule, names)):
-            feeds[object]?.notify(names)
+        case .success(let (sequence, schedule)):
+            feeds[object]?.notify(changes)
             return (sequence, schedule)
         }
     }
