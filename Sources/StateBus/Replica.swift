@@ -93,7 +93,7 @@ public final class Replica: Sendable {
     public var values: [String: Value] { shared.inner.withLock { $0.state.visible } }
 
     /// One property's visible value, or `nil` before the snapshot or for an unknown name.
-    public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visible[property] } }
+    public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visibleValue(of: property) } }
 
     /// The object's sequence number the replica has applied.
     public var sequence: UInt64 { shared.inner.withLock { $0.state.sequence } }
@@ -142,26 +142,25 @@ public final class Replica: Sendable {
         }
     }
 
-    /// Waits until `condition` holds, checking after every change.
+    /// Waits until `condition` holds, checking after every change of a value, the connection,
+    /// the sequence, or the host's answer to a write.
     /// - Parameters:
     ///   - timeout: how long to wait.
     ///   - what: a description for the timeout error.
     ///   - condition: checked now and after each change; may throw to stop waiting.
     /// - Throws: `StateBusError.timeout` with the last state seen.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
-        let changes = self.changes.makeAsyncIterator()
-        let connection = self.connectionChanges.makeAsyncIterator()
+        // Subscribed before the first check, so no event between the two is missed.
+        let observed = [self.changes, self.connectionChanges, self.sequenceChanges, PropertyChanges(feed: shared.writeOutcomes)]
+            .map { $0.makeAsyncIterator() }
         if try condition(self) { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { [self] in
-                var changes = changes
-                while await changes.next() != nil { if try condition(self) { return true } }
-                return try condition(self)
-            }
-            group.addTask { [self] in
-                var connection = connection
-                while await connection.next() != nil { if try condition(self) { return true } }
-                return try condition(self)
+            for iterator in observed {
+                group.addTask { [self] in
+                    var events = iterator
+                    while await events.next() != nil { if try condition(self) { return true } }
+                    return try condition(self)
+                }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)

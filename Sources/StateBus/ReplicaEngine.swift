@@ -32,7 +32,10 @@ final class ReplicaEngine {
     private var snapshotRequestID: UInt64 = 0
     private var nextRequestID: UInt64 = 1
     private var buffered: [Statebus_V1_UpdateBatch] = []
-    private var snapshotParts: [Statebus_V1_PropertyState] = []
+    /// The snapshot being received, converted chunk by chunk (so no chunk's wire messages
+    /// outlive it: a large snapshot is held once, not twice).
+    private var snapshotValues: [String: Value] = [:]
+    private var snapshotVersions: [String: UInt64] = [:]
     private var nextChunk: UInt32 = 0
     private var lastHeard = ContinuousClock.now
     private var phaseStarted = ContinuousClock.now
@@ -118,6 +121,7 @@ final class ReplicaEngine {
         shared.feed.finish()
         shared.connectionFeed.finish()
         shared.progress.finish()
+        shared.writeOutcomes.finish()
     }
 
     private func fail(_ error: StateBusError) {
@@ -229,7 +233,8 @@ final class ReplicaEngine {
         snapshot.object = object
         var request = Statebus_V1_Request()
         request.snapshot = snapshot
-        snapshotParts.removeAll()
+        snapshotValues = [:]
+        snapshotVersions = [:]
         nextChunk = 0
         snapshotRequestID = send(request)
         enter(.snapshot)
@@ -242,13 +247,20 @@ final class ReplicaEngine {
             return
         }
         nextChunk += 1
-        snapshotParts.append(contentsOf: chunk.properties)
+        if chunk.chunkIndex == 0 {
+            let count = shared.inner.withLock { $0.schema.count }
+            snapshotValues.reserveCapacity(count)
+            snapshotVersions.reserveCapacity(count)
+        }
+        for part in chunk.properties {
+            snapshotValues[part.name] = Value(wire: part.value)
+            snapshotVersions[part.name] = part.version
+        }
         guard chunk.last else { return }
-        var properties: [String: (Value, UInt64)] = [:]
-        properties.reserveCapacity(snapshotParts.count)
-        for part in snapshotParts { properties[part.name] = (Value(wire: part.value), part.version) }
-        snapshotParts.removeAll()
-        shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, properties: properties) }
+        let (values, versions) = (snapshotValues, snapshotVersions)
+        snapshotValues = [:]
+        snapshotVersions = [:]
+        shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, values: values, versions: versions) }
         shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
         let backlog = buffered

@@ -17,6 +17,9 @@ final class ReplicaShared: Sendable {
     let feed = ChangeFeed()
     let connectionFeed = ChangeFeed()
     let rejections = ChangeFeed()
+    /// Told `["write"]` whenever the host answers a write, accepted or not: the number of
+    /// pending writes changed even when no visible value did (for ``Replica/waitFor``).
+    let writeOutcomes = ChangeFeed()
     /// Told `["sequence"]` once per I/O turn in which the applied sequence advanced, whether
     /// or not a visible value changed (the echo of this view's own write changes none).
     let progress = ChangeFeed()
@@ -49,6 +52,7 @@ final class ReplicaShared: Sendable {
             }
         }
         feed.notify(changed)
+        writeOutcomes.notify(["write"])
         receipt?.complete(result)
     }
 

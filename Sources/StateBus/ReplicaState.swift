@@ -24,7 +24,24 @@ struct ReplicaState: Sendable {
 
     private(set) var confirmed: [String: Value] = [:]
     private(set) var versions: [String: UInt64] = [:]
-    private(set) var visible: [String: Value] = [:]
+    /// What the view's pending writes make a property show, for the properties they touch
+    /// and only while they are pending (`nil`: it shows nothing). Every other property shows
+    /// its confirmed value, so the replica keeps one copy of the object's values, not two.
+    private var overlay: [String: Value?] = [:]
+
+    /// What the view shows: the confirmed values with its pending writes on top.
+    var visible: [String: Value] {
+        guard !overlay.isEmpty else { return confirmed }
+        var shown = confirmed
+        for (property, value) in overlay { shown[property] = value }
+        return shown
+    }
+
+    /// What the view shows for one property.
+    func visibleValue(of property: String) -> Value? {
+        if let value = overlay[property] { return value }
+        return confirmed[property]
+    }
     private(set) var sequence: UInt64 = 0
     private(set) var epoch: UInt64 = 0
     private(set) var hasSnapshot = false
@@ -37,7 +54,7 @@ struct ReplicaState: Sendable {
     }
 
     /// A snapshot replaces the confirmed state.
-    mutating func applySnapshot(epoch: UInt64, sequence: UInt64, properties: [String: (Value, UInt64)]) -> Set<String> {
+    mutating func applySnapshot(epoch: UInt64, sequence: UInt64, values: [String: Value], versions: [String: UInt64]) -> Set<String> {
         if epoch != self.epoch {
             // A new host incarnation: accepted writes not yet seen died with the old state;
             // writes without an answer are sent again.
@@ -47,12 +64,22 @@ struct ReplicaState: Sendable {
         self.epoch = epoch
         self.sequence = sequence
         hasSnapshot = true
-        var touched = Set(confirmed.keys)
-        confirmed = properties.mapValues(\.0)
-        versions = properties.mapValues(\.1)
-        touched.formUnion(confirmed.keys)
-        touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil))
-        return recompute(touched)
+        let previous = confirmed
+        confirmed = values
+        self.versions = versions
+        let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
+        if pending.isEmpty && overlay.isEmpty {
+            // Nothing of the view's own on top: what changed is what the snapshot changed.
+            var changed = Set<String>()
+            for (property, value) in confirmed where previous[property] != value { changed.insert(property) }
+            for property in previous.keys where confirmed[property] == nil { changed.insert(property) }
+            return changed
+        }
+        var touched = Set(previous.keys).union(confirmed.keys).union(confirmedWrites).union(overlay.keys)
+        touched.formUnion(pending.flatMap(\.properties))
+        var shownBefore: [String: Value?] = [:]
+        for property in touched { shownBefore[property] = overlay[property] ?? previous[property] }
+        return recompute(touched, shownBefore: shownBefore)
     }
 
     /// Applies one update batch at the next sequence number.
@@ -60,7 +87,7 @@ struct ReplicaState: Sendable {
     ///   many batches passes one set for all of them.
     mutating func applyBatch(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String,
                              changed: inout Set<String>) {
-        if pending.isEmpty {
+        if pending.isEmpty && overlay.isEmpty {
             // The common case, no writes of this view in flight: what the view shows is what
             // the host sent, so skip the recomputation (and its sets) entirely.
             for change in changes {
@@ -72,8 +99,7 @@ struct ReplicaState: Sendable {
                 }
                 versions[change.property] = sequence
                 guard let value else { continue }
-                confirmed[change.property] = value
-                if visible.updateValue(value, forKey: change.property) != value { changed.insert(change.property) }
+                if confirmed.updateValue(value, forKey: change.property) != value { changed.insert(change.property) }
             }
             self.sequence = sequence
             return
@@ -82,6 +108,8 @@ struct ReplicaState: Sendable {
     }
 
     private mutating func applyBatchWithPendingWrites(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String) -> Set<String> {
+        var shownBefore: [String: Value?] = [:]
+        for change in changes where shownBefore[change.property] == nil { shownBefore[change.property] = .some(visibleValue(of: change.property)) }
         var touched = Set<String>()
         for change in changes {
             touched.insert(change.property)
@@ -94,7 +122,7 @@ struct ReplicaState: Sendable {
         }
         self.sequence = sequence
         touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: origin == myViewID ? origin : nil, writeID: writeID))
-        return recompute(touched)
+        return recompute(touched, shownBefore: shownBefore)
     }
 
     /// The host accepted a write at `sequence`.
@@ -144,12 +172,20 @@ struct ReplicaState: Sendable {
         return touched
     }
 
-    private mutating func recompute(_ properties: Set<String>) -> Set<String> {
+    /// Recomputes what `properties` show, with the view's pending writes on top.
+    /// - Parameter shownBefore: what they showed before this event, recorded by an event that
+    ///   changed confirmed values first; otherwise what they show now is the "before".
+    /// - Returns: the properties whose shown value changed.
+    private mutating func recompute(_ properties: Set<String>, shownBefore: [String: Value?]? = nil) -> Set<String> {
         var changed = Set<String>()
         for property in properties {
+            let before: Value?
+            if let recorded = shownBefore?[property] { before = recorded } else { before = visibleValue(of: property) }
             var value = confirmed[property]
+            var written = false
             for write in pending {
                 for change in write.changes where change.property == property {
+                    written = true
                     if change.path.components.isEmpty {
                         value = change.value
                     } else if let current = value, let updated = try? current.setting(change.value, at: change.path) {
@@ -157,10 +193,8 @@ struct ReplicaState: Sendable {
                     }
                 }
             }
-            if visible[property] != value {
-                visible[property] = value
-                changed.insert(property)
-            }
+            if written { overlay[property] = .some(value) } else { overlay.removeValue(forKey: property) }
+            if before != value { changed.insert(property) }
         }
         return changed
     }

@@ -219,8 +219,30 @@ public final class NodeProcess: Sendable {
         state.withLock { $0.process }?.waitUntilExit()
     }
 
-    /// Pauses the process (SIGSTOP).
-    public func pause() { signal(SIGSTOP) }
+    /// Pauses the process (SIGSTOP) and returns once every one of its threads has stopped.
+    ///
+    /// `kill` returns before the stop takes effect: on a busy machine a thread may run on
+    /// (and, say, apply an update) for a while. A test that pauses a node to make it miss
+    /// something needs the stop to be complete, so this waits for the kernel to report every
+    /// thread stopped (`/proc/PID/task/*/stat`), for up to 5 seconds.
+    public func pause() {
+        signal(SIGSTOP)
+        let pid = self.pid
+        let deadline = ContinuousClock.now + .seconds(5)
+        while ContinuousClock.now < deadline, isRunning, !Self.allThreadsStopped(pid) { usleep(500) }
+    }
+
+    /// Whether the kernel reports every thread of `pid` stopped (state `T` or `t`).
+    static func allThreadsStopped(_ pid: Int32) -> Bool {
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return false }
+        return threads.allSatisfy { thread in
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
+            return state == "T" || state == "t"
+        }
+    }
 
     /// Resumes a paused process (SIGCONT).
     public func resume() { signal(SIGCONT) }

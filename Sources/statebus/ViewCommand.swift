@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StateBus
 import StateBusWire
+import Synchronization
 
 /// `statebus view`: a terminal view bound to one property; every line typed is an edit.
 struct ViewCommand: AsyncParsableCommand {
@@ -42,19 +43,15 @@ struct ViewCommand: AsyncParsableCommand {
         if replica.connectionState == .live {
             emit("[\(name)] live")
         }
-        if let value = replica[property] {
-            emit("[\(name)] \(property) = \(value) (sequence \(replica.sequence))")
+        let shown = ShownValue()
+        let show = { @Sendable in
+            shown.showIfChanged(replica[property] ?? .null) { emit("[\(name)] \(property) = \($0) (sequence \(replica.sequence))") }
         }
+        if replica[property] != nil { show() }
         let renders = Task {
-            var last: Value?
             var changes = changeIterator
             while let changed = await changes.next() {
-                guard changed.contains(property) else { continue }
-                let value = replica[property] ?? .null
-                if value != last {
-                    last = value
-                    emit("[\(name)] \(property) = \(value) (sequence \(replica.sequence))")
-                }
+                if changed.contains(property) { show() }
             }
         }
         let states = Task {
@@ -74,11 +71,15 @@ struct ViewCommand: AsyncParsableCommand {
                     continue
                 }
                 let receipt = replica.write(property, to: value)
+                // Optimistic: the edit shows at once, before the host answers (the render
+                // task might otherwise see it only after a fast rejection rolled it back).
+                show()
                 Task {
                     do {
                         _ = try await receipt.accepted()
                     } catch {
                         emit("[\(name)] rejected: \(error); showing \(replica[property] ?? .null) again")
+                        show()
                     }
                 }
             }
@@ -88,5 +89,21 @@ struct ViewCommand: AsyncParsableCommand {
         replica.close()
         renders.cancel()
         states.cancel()
+    }
+}
+
+/// The value a terminal view showed last, so its renderings and its own edits never print the
+/// same value twice in a row.
+final class ShownValue: Sendable {
+    private let last = Mutex<Value?>(nil)
+
+    /// Calls `print` with `value` if it differs from the value shown last.
+    func showIfChanged(_ value: Value, print: (Value) -> Void) {
+        // Under the lock, so a rendering and an edit cannot interleave check and print.
+        last.withLock { last in
+            guard value != last else { return }
+            last = value
+            print(value)
+        }
     }
 }
