@@ -16,7 +16,9 @@ final class ChangeFeed: Sendable {
         func notify(_ names: Set<String>) {
             let resume = state.withLock { state -> (CheckedContinuation<Set<String>?, Never>, Set<String>)? in
                 if state.finished { return nil }
-                state.pending.formUnion(names)
+                // An observer that has seen everything takes the set whole (shared, not copied):
+                // a snapshot of 100,000 names is not hashed again per observer.
+                if state.pending.isEmpty { state.pending = names } else { state.pending.formUnion(names) }
                 guard let waiting = state.waiting, !state.pending.isEmpty else { return nil }
                 state.waiting = nil
                 defer { state.pending = [] }

@@ -70,6 +70,7 @@ struct ReplicaState: Sendable {
         let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
         if pending.isEmpty && overlay.isEmpty {
             // Nothing of the view's own on top: what changed is what the snapshot changed.
+            if previous.isEmpty { return Set(confirmed.keys) }  // the first join
             var changed = Set<String>()
             for (property, value) in confirmed where previous[property] != value { changed.insert(property) }
             for property in previous.keys where confirmed[property] == nil { changed.insert(property) }
