@@ -60,28 +60,29 @@ public struct ProfileView: View {
     }
 }
 
-/// Edits the user through bindings to its fields: `$profile.user.username`, `$profile.user.email`.
+/// Edits the user through bindings to its fields: `$user.username`, `$user.email`, as
+/// `ProfileEditingView` of the SwiftUI example does with `@Binding var user: User`.
 public struct ProfileEditingView: View {
-    let user: Binding<User>
-    /// Edits a user through a binding.
-    public init(user: Binding<User>) { self.user = user }
+    @Binding var user: User
+    /// Edits a user through a binding (the parent passes `$profile.user`).
+    public init(user: Binding<User>) { _user = user }
     /// The two fields.
     public var body: some View {
         VStack {
-            Text("Username field: \(user.username.wrappedValue)")
-            Text("Email field: \(user.email.wrappedValue)")
+            Text("Username field: \(user.username)")
+            Text("Email field: \(user.email)")
         }
     }
 }
 
 /// The notification toggle, bound to the persisted setting.
 public struct NotificationToggleView: View {
-    let isEnabled: Binding<Bool>
-    /// A toggle bound to a flag.
-    public init(isEnabled: Binding<Bool>) { self.isEnabled = isEnabled }
+    @Binding var isEnabled: Bool
+    /// A toggle bound to a flag (the parent passes `$profile.isNotificationEnabled`).
+    public init(isEnabled: Binding<Bool>) { _isEnabled = isEnabled }
     /// `[x]` or `[ ]`.
     public var body: some View {
-        Text("Notifications toggle: [\(isEnabled.wrappedValue ? "x" : " ")]")
+        Text("Notifications toggle: [\(isEnabled ? "x" : " ")]")
     }
 }
 

@@ -30,6 +30,35 @@ struct TestSystemTests {
         }
     }
 
+    @Test("the DocC article's walkthrough, as written: edits, a rejection, kill, pause, reconnect")
+    func articleWalkthrough() async throws {
+        let counter = ObjectDefinition("Counter", properties: [
+            PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" }),
+        ])
+        try await withTestSystem { system in
+            let host = try await system.startHost([counter])
+            let first = try await system.startView(of: "Counter", at: host.controlEndpoint, name: "first")
+            let second = try await system.startView(of: "Counter", at: host.controlEndpoint, name: "second")
+            try await first.set("count", to: 3)
+            await #expect(throws: StateBusError.self) { try await first.set("count", to: -1) }
+            try await waitUntilConverged(host.observed("Counter"), [first, second])
+            #expect(second.state?.values["count"] == 3)
+
+            second.kill()
+            try await first.set("count", to: 4)
+            try await second.restart()
+            try await waitUntilConverged(host.observed("Counter"), [first, second])
+
+            first.pause()
+            try host.set("count", to: 5, in: "Counter")
+            first.resume()
+            try await waitUntil(first, "count", equals: 5)
+
+            second.reconnect()
+            try await waitUntilConverged(host.observed("Counter"), [first, second])
+        }
+    }
+
     @Test("a write through a view process: path writes, and a rejection carries the host's code and reason")
     func viewWrites() async throws {
         try await withTestSystem { system in
