@@ -105,18 +105,34 @@ public struct PropertyChanges: AsyncSequence, Sendable {
     let feed: ChangeFeed
 
     /// Starts observing; changes made before this call are not reported.
-    public func makeAsyncIterator() -> Iterator { Iterator(feed: feed, subscriber: feed.subscribe()) }
+    public func makeAsyncIterator() -> Iterator { Iterator(registration: Registration(feed: feed)) }
 
     /// Awaits the next set of changed property names.
+    ///
+    /// Observing stops when the iterator is dropped (a `break` out of `for await`), when
+    /// its task is cancelled, or when the source closes: no observer outlives its iterator.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
-        let feed: ChangeFeed
-        let subscriber: ChangeFeed.Subscriber
+        let registration: Registration
 
         /// The properties changed since the last call, or `nil` at the end.
         public mutating func next() async -> Set<String>? {
-            let names = await subscriber.next()
-            if names == nil { feed.unsubscribe(subscriber) }
-            return names
+            await registration.subscriber.next()
+        }
+    }
+
+    /// One observer's place in a feed, given up when the last copy of its iterator goes.
+    final class Registration: Sendable {
+        let feed: ChangeFeed
+        let subscriber: ChangeFeed.Subscriber
+
+        init(feed: ChangeFeed) {
+            self.feed = feed
+            subscriber = feed.subscribe()
+        }
+
+        deinit {
+            subscriber.finish()
+            feed.unsubscribe(subscriber)
         }
     }
 }

@@ -83,6 +83,12 @@ public final class Replica: Sendable {
 
     // MARK: State
 
+    /// The epoch, sequence, shown values and connection state, read together, so they
+    /// describe one moment (reading the properties one by one may mix two).
+    public var consistentState: (epoch: UInt64, sequence: UInt64, values: [String: Value], connection: ConnectionState) {
+        shared.inner.withLock { ($0.state.epoch, $0.state.sequence, $0.state.visible, $0.connection) }
+    }
+
     /// Where the replica stands with its host.
     public var connectionState: ConnectionState { shared.inner.withLock { $0.connection } }
 

@@ -61,6 +61,7 @@ public final class NodeProcess: Sendable {
         let run = state.withLock { state -> Int in
             state.run += 1
             state.exitStatus = nil
+            state.outputEnded = false
             return state.run
         }
         process.terminationHandler = { [weak self] ended in
@@ -75,7 +76,6 @@ public final class NodeProcess: Sendable {
         state.withLock {
             $0.process = process
             $0.input = input.fileHandleForWriting
-            $0.outputEnded = false
             $0.consumed = $0.lines.count
         }
         let handle = output.fileHandleForReading

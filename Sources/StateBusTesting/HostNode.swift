@@ -48,7 +48,8 @@ public final class HostNode: StateObservable {
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not answer in time.
     public func restart(timeout: Duration = .seconds(30)) async throws {
         let previous = observer.epoch
-        if process.isRunning { process.kill(); _ = await process.exitStatus() }
+        if process.isRunning { process.kill() }
+        _ = await process.exitStatus()
         try process.start()
         try await waitUntilReady(previousEpoch: previous, timeout: timeout)
     }

@@ -64,7 +64,8 @@ extension Replica: StateObservable {
 
     /// What the replica shows, including writes the host has not confirmed yet.
     public func observedState() async -> ObservedState? {
-        guard connectionState != .connecting else { return nil }
-        return ObservedState(epoch: epoch, sequence: sequence, values: values, isLive: connectionState == .live)
+        let state = consistentState
+        guard state.connection != .connecting else { return nil }
+        return ObservedState(epoch: state.epoch, sequence: state.sequence, values: state.values, isLive: state.connection == .live)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import StateBusWire
 
 /// The differences between an expected and an actual set of property values, down to the
@@ -48,8 +49,12 @@ public struct StateDiff: Sendable, Hashable, CustomStringConvertible {
             switch (expected[key], actual[key]) {
             case (.map(let left)?, .map(let right)?):
                 compare(left, right, prefix: path, into: &differences)
-            case (let left, let right) where left != right:
+            case (let left?, let right?) where !sameValue(left, right):
                 differences.append(Difference(path: path, expected: left, actual: right))
+            case (nil, let right?):
+                differences.append(Difference(path: path, expected: nil, actual: right))
+            case (let left?, nil):
+                differences.append(Difference(path: path, expected: left, actual: nil))
             default:
                 break
             }
@@ -85,6 +90,24 @@ public struct StateMismatch: Error, Sendable, CustomStringConvertible {
     static func agree(_ expected: ObservedState?, _ actual: ObservedState?) -> Bool {
         guard let expected, let actual else { return false }
         return actual.isLive && expected.isLive && actual.epoch == expected.epoch
-            && actual.sequence == expected.sequence && actual.values == expected.values
+            && actual.sequence == expected.sequence && StateDiff(expected: expected.values, actual: actual.values).isEmpty
+    }
+}
+
+/// Whether two values are the same once they have crossed JSON, as a view process's printed
+/// state has: there a whole `Double` prints as an integer (`1.0` as `1`) and bytes as base64
+/// text, so `.int(1)` matches `.double(1)` and `.string(base64)` matches `.bytes`.
+func sameValue(_ left: Value, _ right: Value) -> Bool {
+    switch (left, right) {
+    case (.int(let integer), .double(let double)), (.double(let double), .int(let integer)):
+        return Double(integer) == double
+    case (.bytes(let bytes), .string(let text)), (.string(let text), .bytes(let bytes)):
+        return bytes.base64EncodedString() == text
+    case (.list(let first), .list(let second)):
+        return first.count == second.count && zip(first, second).allSatisfy(sameValue)
+    case (.map(let first), .map(let second)):
+        return first.count == second.count && first.allSatisfy { key, value in second[key].map { sameValue(value, $0) } ?? false }
+    default:
+        return left == right
     }
 }

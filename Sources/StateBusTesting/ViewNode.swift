@@ -56,11 +56,7 @@ public final class ViewNode: StateObservable {
     ///   ``WaitTimeout`` when no verdict comes.
     @discardableResult
     public func set(_ property: String, to value: Value, timeout: Duration = .seconds(30)) async throws -> UInt64 {
-        let number = sentLines.withLock { sent -> Int in
-            sent += 1
-            return sent
-        }
-        process.send(line: "\(property) \(Self.json(value))")
+        let number = sendLine("\(property) \(Self.json(value))")
         let prefix = "{\"line\":\(number),"
         let line = try await process.waitForLine("the host's verdict on \(property) = \(value)", timeout: timeout) { $0.hasPrefix(prefix) }
         let outcome = try JSONDecoder().decode(EditOutcome.self, from: Data(line.utf8))
@@ -80,7 +76,17 @@ public final class ViewNode: StateObservable {
     // MARK: Faults
 
     /// Drops the view's connection to the host; it goes stale, joins again and resyncs.
-    public func reconnect() { process.send(line: ":reconnect") }
+    public func reconnect() { _ = sendLine(":reconnect") }
+
+    /// Sends one input line and returns its number in the current run: numbered and sent
+    /// under one lock, so concurrent callers match their own outcome lines.
+    private func sendLine(_ text: String) -> Int {
+        sentLines.withLock { sent in
+            sent += 1
+            process.send(line: text)
+            return sent
+        }
+    }
 
     /// Kills the process (SIGKILL).
     public func kill() { process.kill() }
@@ -95,7 +101,10 @@ public final class ViewNode: StateObservable {
     /// is live.
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not join in time.
     public func restart(timeout: Duration = .seconds(30)) async throws {
-        if process.isRunning { process.kill(); _ = await process.exitStatus() }
+        if process.isRunning { process.kill() }
+        // The exit report comes once the old run's last lines are in, so none of them can
+        // be taken for the new run's.
+        _ = await process.exitStatus()
         runStart.withLock { $0 = process.lineCount }
         sentLines.withLock { $0 = 0 }
         try process.start()

@@ -69,7 +69,7 @@ public func waitUntil(
 ) async throws -> ObservedState {
     let path = try ValuePath(parsing: property)
     return try await waitUntil(node, "\(property) == \(value)", timeout: timeout) { state in
-        state.isLive && Value.map(state.values)[path] == value
+        state.isLive && Value.map(state.values)[path].map { sameValue($0, value) } == true
     }
 }
 

@@ -109,12 +109,13 @@ struct DumpCommand: AsyncParsableCommand {
 
 /// Prints a replica's state: one JSON object, or one line per property.
 func printState(of replica: Replica, json: Bool) {
-    let values = replica.values
+    // One consistent read: the position and the values of the same moment.
+    let state = replica.consistentState
     if json {
-        emit(#"{"connection":"\#(replica.connectionState)","epoch":\#(replica.epoch),"object":\#(ValueText.json(.string(replica.object))),"sequence":\#(replica.sequence),"values":\#(ValueText.json(values))}"#)
+        emit(#"{"connection":"\#(state.connection)","epoch":\#(state.epoch),"object":\#(ValueText.json(.string(replica.object))),"sequence":\#(state.sequence),"values":\#(ValueText.json(state.values))}"#)
     } else {
-        emit("\(replica.object) @ sequence \(replica.sequence) (\(replica.connectionState))")
-        for name in values.keys.sorted() { emit("  \(name) = \(values[name] ?? .null)") }
+        emit("\(replica.object) @ sequence \(state.sequence) (\(state.connection))")
+        for name in state.values.keys.sorted() { emit("  \(name) = \(state.values[name] ?? .null)") }
     }
 }
 
@@ -207,7 +208,8 @@ final class StatePrinter: Sendable {
     func printIfChanged(force: Bool = false) {
         // Under the lock, so two observers cannot interleave a check and a print.
         last.withLock { last in
-            let now = (replica.epoch, replica.sequence, replica.values)
+            let state = replica.consistentState
+            let now = (state.epoch, state.sequence, state.values)
             if !force, let last, last == now { return }
             last = now
             printState(of: replica, json: json)

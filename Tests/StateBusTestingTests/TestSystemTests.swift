@@ -13,6 +13,7 @@ struct User: Codable, Sendable, Equatable {
 let counter = ObjectDefinition("Counter", properties: [
     PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" }),
     PropertyDefinition("user", default: User(username: "anna", email: "anna@example.com")),
+    PropertyDefinition("progress", default: 0.5),
 ])
 
 @Suite("StateBusTesting: systems of real processes, waits and fault helpers")
@@ -76,6 +77,16 @@ struct TestSystemTests {
             try await waitUntilConverged(host.observed("Counter"), [view])
             #expect(view.state?.values["user"] == ["username": "anna", "email": "bea@example.org"])
             #expect(view.state?.values["count"] == 0)
+
+            // After a reconnect, each write still gets its own verdict.
+            view.reconnect()
+            try await view.waitUntilLive()
+            let next = try await view.set("count", to: 6)
+            #expect(next == host.sequence(of: "Counter"))
+            // A whole Double prints as an integer in the view's JSON: still the same state.
+            try await view.set("progress", to: 2.0)
+            try await waitUntilConverged(host.observed("Counter"), [view])
+            try await waitUntil(view, "progress", equals: .double(2))
         }
     }
 
@@ -224,6 +235,9 @@ struct TestSystemTests {
         #expect(diff.description.contains(#"user.email: expected "a@b.c", got "x""#), "\(diff)")
         #expect(diff.description.contains("gone: missing (expected true)"))
         #expect(StateDiff(expected: ["a": 1], actual: ["a": 1]).isEmpty)
+        // Values that crossed JSON: 2.0 printed as 2, bytes as base64.
+        #expect(StateDiff(expected: ["p": .double(2), "b": .bytes(Data([1, 2]))], actual: ["p": .int(2), "b": .string("AQI=")]).isEmpty)
+        #expect(!StateDiff(expected: ["p": .double(2.5)], actual: ["p": .int(2)]).isEmpty)
     }
 }
 
