@@ -21,7 +21,9 @@ final class HostEngine {
     /// Accepted writes answered after this turn's group commit: those to persisted
     /// properties (`durable`), and any write queued behind one, so replies keep their order
     /// and a burst mixing both kinds still commits once.
-    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool)] = []
+    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool, view: String, writeID: UInt64)] = []
+    /// The answers given to recent writes, so a write sent again is not applied twice.
+    private var ledger = WriteLedger()
     private let welcome: Statebus_V1_Welcome
     private var logger: Logger { configuration.logger }
 
@@ -167,6 +169,19 @@ final class HostEngine {
             writeReply.rejection = StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
+            let fingerprint = WriteLedger.fingerprint(write)
+            if !write.viewID.isEmpty, let earlier = ledger.answer(view: write.viewID, writeID: write.writeID, fingerprint: fingerprint) {
+                // A copy of a write already handled (sent again after a reconnect): answer it
+                // as the first time, change nothing.
+                answer(earlier.reply, durable: earlier.durable, to: identity, requestID: requestID, view: write.viewID)
+                return
+            }
+            defer {
+                if !write.viewID.isEmpty {
+                    let durable = writeReply.accepted && (persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false)
+                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, fingerprint: fingerprint))
+                }
+            }
             do {
                 let changes = write.changes.map(PropertyChange.init(wire:))
                 let result = try state.apply(changes, to: write.object, fromView: origin, writeID: write.writeID)
@@ -177,7 +192,7 @@ final class HostEngine {
                 if durable || !waitingReplies.isEmpty {
                     // Acknowledged only once durable: answered after the group commit at the
                     // end of this turn (`controlReadable`).
-                    waitingReplies.append((identity, requestID, writeReply, durable))
+                    waitingReplies.append((identity, requestID, writeReply, durable, write.viewID, write.writeID))
                     return
                 }
                 publishPending()
@@ -185,6 +200,20 @@ final class HostEngine {
                 counters.writesRejected.add(1, ordering: .relaxed)
                 writeReply.rejection = error.wire
             }
+        }
+        var reply = Statebus_V1_Reply()
+        reply.writeReply = writeReply
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    /// Answers a copy of a write with the first copy's answer; behind any answers still
+    /// waiting for this turn's commit, so answers keep their order and none precedes its
+    /// durability.
+    private func answer(_ writeReply: Statebus_V1_WriteReply, durable: Bool, to identity: [UInt8], requestID: UInt64, view: String) {
+        counters.duplicateWrites.add(1, ordering: .relaxed)
+        if !waitingReplies.isEmpty {
+            waitingReplies.append((identity, requestID, writeReply, durable, view, writeReply.writeID))
+            return
         }
         var reply = Statebus_V1_Reply()
         reply.writeReply = writeReply
@@ -305,12 +334,13 @@ final class HostEngine {
     private func answerWaitingWrites(failure: PersistenceError?) {
         let waiting = waitingReplies
         waitingReplies.removeAll()
-        for (identity, requestID, var writeReply, durable) in waiting {
+        for (identity, requestID, var writeReply, durable, view, writeID) in waiting {
             if let failure, durable {
                 writeReply.accepted = false
                 writeReply.rejection = StateBusError(.persistenceFailed, "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)").wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
+                if !view.isEmpty { ledger.update(view: view, writeID: writeID, reply: writeReply) }
             }
             var reply = Statebus_V1_Reply()
             reply.writeReply = writeReply

@@ -18,10 +18,13 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Transactions committed for persisted properties (one fsync each; group commit puts
     /// many writes in one).
     public var persistenceCommits: Int
+    /// Writes that arrived again (sent again after a reconnect) and were answered with
+    /// their first answer instead of being applied twice.
+    public var duplicateWrites: Int
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites)"
     }
 }
 
@@ -34,6 +37,7 @@ final class HostCounters: Sendable {
     let droppedMessages = Atomic<Int>(0)
     let publications = Atomic<Int>(0)
     let persistenceCommits = Atomic<Int>(0)
+    let duplicateWrites = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
 
@@ -45,7 +49,8 @@ final class HostCounters: Sendable {
             badMessages: badMessages.load(ordering: .relaxed),
             droppedMessages: droppedMessages.load(ordering: .relaxed),
             publications: publications.load(ordering: .relaxed),
-            persistenceCommits: persistenceCommits.load(ordering: .relaxed)
+            persistenceCommits: persistenceCommits.load(ordering: .relaxed),
+            duplicateWrites: duplicateWrites.load(ordering: .relaxed)
         )
     }
 }

@@ -3,6 +3,7 @@ import StateBus
 import StateBusWire
 import Synchronization
 import Testing
+import ZeroMQ
 
 @Suite("Writes from replicas: accepted, rejected, ordered, merged")
 struct WriteTests {
@@ -142,5 +143,53 @@ struct WriteTests {
         defer { host.stop() }
         _ = try await receipt.accepted()
         #expect(host.value(of: "sharedText", in: "SharedData") == "early bird")
+    }
+}
+
+@Suite("A write sent again is answered again, not applied twice")
+struct DuplicateWriteTests {
+    static func write(id: UInt64, count: Int64) -> Statebus_V1_Request {
+        var write = Statebus_V1_WriteRequest()
+        write.object = "SharedData"
+        write.writeID = id
+        write.viewID = "resending-view"
+        var change = Statebus_V1_Change()
+        change.property = "counter"
+        change.value = Value.int(count).wire
+        write.changes = [change]
+        return RawClient.request(id: id, .write(write))
+    }
+
+    @Test("a copy gets the first answer and changes nothing, though another write came between")
+    func copyIsAnsweredNotApplied() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let context = try Context()
+        defer { context.terminate() }
+        let client = try RawClient(context: context, endpoint: host.controlEndpoint)
+        defer { client.socket.close() }
+
+        try client.send(Self.write(id: 1, count: 1))
+        let firstReply = try client.reply()
+        let first = try #require(firstReply).writeReply
+        #expect(first.accepted && first.sequence == 1)
+        // Another writer's change, acknowledged after the first write.
+        try host.set("counter", to: 2, in: "SharedData")
+
+        // The view reconnects and sends write 1 again: its answer was lost, say.
+        try client.send(Self.write(id: 1, count: 1))
+        let againReply = try client.reply()
+        let again = try #require(againReply).writeReply
+        #expect(again.accepted && again.sequence == 1, "the first answer, again")
+        #expect(host.value(of: "counter", in: "SharedData") == 2, "the later write stands")
+        #expect(host.sequence(of: "SharedData") == 2)
+        #expect(host.statistics.duplicateWrites == 1)
+
+        // The same id with other changes is not a copy (a restarted view reusing its id).
+        try client.send(Self.write(id: 1, count: 7))
+        let otherReply = try client.reply()
+        let other = try #require(otherReply).writeReply
+        #expect(other.accepted && other.sequence == 3)
+        #expect(host.value(of: "counter", in: "SharedData") == 7)
     }
 }
