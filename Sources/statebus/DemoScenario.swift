@@ -62,28 +62,7 @@ struct DemoScenario {
     func sharedText() async throws -> Bool {
         emit("== 1. Shared text: a host and three views, each a process ==")
         let views = ["first", "second", "third"]
-        var yaml = """
-            name: demo-text
-            nodes:
-              - name: host
-                role: host
-                objects: [SharedData]
-                control: ipc://\(folder)/text
-                executable: statebus
-                arguments: [node, shared-text, --role, host]
-
-            """
-        for view in views {
-            yaml += """
-                  - name: \(view)
-                    role: view
-                    objects: [SharedData]
-                    executable: statebus
-                    arguments: [node, shared-text, --role, view]
-                    respawn: { policy: on-failure, delay: 0.2, max: 3 }
-
-                """
-        }
+        let yaml = DemoTopology.sharedText(name: "text", folder: folder, views: views.map { DemoTopology.View(name: $0) }, respawnViews: true)
         let (launcher, run, stop) = try launch(yaml, name: "text")
         defer { stop() }
         var processes: [NodeProcess] = []
@@ -120,32 +99,9 @@ struct DemoScenario {
 
     func profile() async throws -> Bool {
         emit("\n== 2. Profile: host, profile view, editing view, notification toggle ==")
-        let yaml = """
-            name: demo-profile
-            nodes:
-              - name: host
-                role: host
-                objects: [Profile]
-                control: ipc://\(folder)/profile
-                executable: statebus
-                arguments: [node, profile, --role, host, --database, \(folder)/profile.sqlite]
-                respawn: { policy: on-failure, delay: 0.2, max: 3 }
-              - name: profile
-                role: view
-                objects: [Profile]
-                executable: statebus
-                arguments: [node, profile, --role, view, --screen, profile]
-              - name: editor
-                role: view
-                objects: [Profile]
-                executable: statebus
-                arguments: [node, profile, --role, view, --screen, edit]
-              - name: notifications
-                role: view
-                objects: [Profile]
-                executable: statebus
-                arguments: [node, profile, --role, view, --screen, notifications]
-            """
+        let yaml = DemoTopology.profile(name: "profile", folder: folder, views: [
+            .init(name: "profile", screen: "profile"), .init(name: "editor", screen: "edit"), .init(name: "notifications", screen: "notifications"),
+        ], respawnHost: true)
         let (launcher, run, stop) = try launch(yaml, name: "profile")
         defer { stop() }
         let host = try await node(launcher, "host")

@@ -103,6 +103,6 @@ struct BenchPlan: Sendable {
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
-        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 5_000, durableWindow: 64, durableSequentialWrites: 300
+        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000, durableSequentialWrites: 300
     )
 }

@@ -1,0 +1,54 @@
+/// The launch files of the demo's two apps, for the scripted scenario and the interactive
+/// session alike: a host and its views, every node `statebus node APP`.
+enum DemoTopology {
+    /// A view node: its name, and for the profile app the screen it shows.
+    struct View {
+        let name: String
+        var screen: String? = nil
+    }
+
+    /// The shared-text app (seed 003): a host owning `SharedData`, and `views`.
+    /// - Parameters:
+    ///   - name: the launch's name, also the host's endpoint in `folder`.
+    ///   - respawnViews: whether the launcher restarts a view that dies.
+    static func sharedText(name: String, folder: String, views: [View], respawnViews: Bool) -> String {
+        launchFile(name: name, object: "SharedData", app: "shared-text", control: "ipc://\(folder)/\(name)",
+                   hostArguments: [], respawnHost: false, views: views, respawnViews: respawnViews)
+    }
+
+    /// The profile app (seeds 000 and 002): a host owning the profile, with its database in
+    /// `folder` (so a respawned host restores the persisted setting), and `views`.
+    static func profile(name: String, folder: String, views: [View], respawnHost: Bool) -> String {
+        launchFile(name: name, object: "Profile", app: "profile", control: "ipc://\(folder)/\(name)",
+                   hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: respawnHost, views: views, respawnViews: false)
+    }
+
+    private static let respawn = "respawn: { policy: on-failure, delay: 0.2, max: 3 }"
+
+    private static func launchFile(name: String, object: String, app: String, control: String, hostArguments: [String],
+                                   respawnHost: Bool, views: [View], respawnViews: Bool) -> String {
+        var lines = [
+            "name: \(name)",
+            "nodes:",
+            "  - name: host",
+            "    role: host",
+            "    objects: [\(object)]",
+            "    control: \(control)",
+            "    executable: statebus",
+            "    arguments: [\((["node", app, "--role", "host"] + hostArguments).joined(separator: ", "))]",
+        ]
+        if respawnHost { lines.append("    \(respawn)") }
+        for view in views {
+            let screen = view.screen.map { ["--screen", $0] } ?? []
+            lines += [
+                "  - name: \(view.name)",
+                "    role: view",
+                "    objects: [\(object)]",
+                "    executable: statebus",
+                "    arguments: [\((["node", app, "--role", "view"] + screen).joined(separator: ", "))]",
+            ]
+            if respawnViews { lines.append("    \(respawn)") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
