@@ -89,7 +89,7 @@ struct AsyncBridgeTests {
         // Readiness: traffic is really flowing before the shutdown starts.
         for await _ in firstArrived.stream {}
         let clock = ContinuousClock()
-        let took = await clock.measure { loop.shutdown() }
+        let took = clock.measure { loop.shutdown() }
         #expect(took < .seconds(5))
         #expect(await receiver.value >= 1)  // ends because the loop finished the sequence
         sender.cancel()
