@@ -182,11 +182,21 @@ struct ReplicaState: Sendable {
         for property in properties {
             let before: Value?
             if let recorded = shownBefore?[property] { before = recorded } else { before = visibleValue(of: property) }
-            var value = confirmed[property]
+            // Only the writes from the newest one that sets the whole property onwards matter:
+            // found from the end, so a burst of writes to one property costs O(1) each, not
+            // a scan of every pending write.
+            var start = pending.startIndex
             var written = false
-            for write in pending {
+            for index in pending.indices.reversed() where pending[index].changes.contains(where: { $0.property == property }) {
+                written = true
+                if pending[index].changes.contains(where: { $0.property == property && $0.path.components.isEmpty }) {
+                    start = index
+                    break
+                }
+            }
+            var value = confirmed[property]
+            for write in pending[start...] {
                 for change in write.changes where change.property == property {
-                    written = true
                     if change.path.components.isEmpty {
                         value = change.value
                     } else if let current = value, let updated = try? current.setting(change.value, at: change.path) {
