@@ -169,17 +169,16 @@ final class HostEngine {
             writeReply.rejection = StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
-            let fingerprint = WriteLedger.fingerprint(write)
-            if !write.viewID.isEmpty, let earlier = ledger.answer(view: write.viewID, writeID: write.writeID, fingerprint: fingerprint) {
+            if !write.viewID.isEmpty, let earlier = ledger.answer(to: write) {
                 // A copy of a write already handled (sent again after a reconnect): answer it
                 // as the first time, change nothing.
                 answer(earlier.reply, durable: earlier.durable, to: identity, requestID: requestID, view: write.viewID)
                 return
             }
+            var durable = false
             defer {
                 if !write.viewID.isEmpty {
-                    let durable = writeReply.accepted && (persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false)
-                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, fingerprint: fingerprint))
+                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, changes: write.changes, object: write.object))
                 }
             }
             do {
@@ -188,7 +187,7 @@ final class HostEngine {
                 counters.writesAccepted.add(1, ordering: .relaxed)
                 writeReply.accepted = true
                 writeReply.sequence = result.sequence
-                let durable = persistence?.touchesPersisted(write.object, changes.map(\.property)) ?? false
+                durable = persistence?.touchesPersisted(write.object, changes.map(\.property)) ?? false
                 if durable || !waitingReplies.isEmpty {
                     // Acknowledged only once durable: answered after the group commit at the
                     // end of this turn (`controlReadable`).

@@ -21,7 +21,10 @@ struct WriteLedger {
     struct Answer {
         var reply: Statebus_V1_WriteReply
         var durable: Bool
-        let fingerprint: Int
+        /// The write's changes, to tell a copy from a different write with the same id
+        /// (kept as received: no work on the write path beyond a retain).
+        let changes: [Statebus_V1_Change]
+        let object: String
     }
 
     /// Answers kept per view: far more than a view has in flight.
@@ -37,17 +40,9 @@ struct WriteLedger {
     private var views: [String: ViewWrites] = [:]
     private var activity: UInt64 = 0
 
-    /// A fingerprint of a write's changes, to tell a copy from a different write.
-    static func fingerprint(_ write: Statebus_V1_WriteRequest) -> Int {
-        var hasher = Hasher()
-        hasher.combine(write.object)
-        for change in write.changes { hasher.combine((try? change.serializedBytes() as [UInt8]) ?? []) }
-        return hasher.finalize()
-    }
-
-    /// The answer given to this very write before, if it is a copy.
-    func answer(view: String, writeID: UInt64, fingerprint: Int) -> Answer? {
-        guard let answer = views[view]?.answers[writeID], answer.fingerprint == fingerprint else { return nil }
+    /// The answer given to this very write before, if `write` is a copy of it.
+    func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
+        guard let answer = views[write.viewID]?.answers[write.writeID], answer.object == write.object, answer.changes == write.changes else { return nil }
         return answer
     }
 

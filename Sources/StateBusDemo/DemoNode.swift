@@ -87,7 +87,7 @@ public enum DemoNode {
 
     /// Reads standard input lines on a thread of its own (a blocking read must not hold a
     /// thread of Swift's cooperative pool).
-    public static func standardInputLines() -> AsyncStream<String> {
+    public nonisolated static func standardInputLines() -> AsyncStream<String> {
         let (stream, continuation) = AsyncStream<String>.makeStream()
         Thread.detachNewThread {
             while let line = readLine() { continuation.yield(line) }

@@ -105,13 +105,9 @@ public final class Launcher: Sendable {
     }
 
     private func environment(for node: LaunchFile.Node) -> [String: String] {
-        var environment = node.environment
-        environment["STATEBUS_NODE"] = node.name
-        environment["STATEBUS_ROLE"] = node.role.rawValue
-        environment["STATEBUS_OBJECTS"] = node.objects.joined(separator: ",")
         let host = node.role == .host ? node : file.nodes.first { $0.name == node.host } ?? file.nodes.first { $0.role == .host }
-        if let host { environment["STATEBUS_CONTROL"] = controlEndpoint(of: host) }
-        return environment
+        let injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: host.map(controlEndpoint(of:)))
+        return node.environment.merging(injected) { _, injected in injected }
     }
 
     private func start(_ node: LaunchFile.Node, executable: URL) throws {

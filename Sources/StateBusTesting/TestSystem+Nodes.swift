@@ -58,7 +58,7 @@ extension TestSystem {
                               name: String = "host", timeout: Duration = .seconds(30)) async throws -> HostNode {
         let control = control ?? endpoint("\(name).control")
         let process = try startProcess(executable: executable, arguments: arguments,
-                                       environment: nodeEnvironment(name: name, role: "host", objects: [object], control: control), name: name)
+                                       environment: nodeEnvironment(name: name, role: .host, objects: [object], control: control), name: name)
         let observer = try adopt(try Replica(object: object, controlEndpoint: control,
                                              configuration: ReplicaConfiguration(nodeName: "test-observer")))
         let node = HostNode(process: process, controlEndpoint: control, object: object, observer: observer)
@@ -82,7 +82,7 @@ extension TestSystem {
     public func startView(of object: String, at control: String, name: String, timeout: Duration = .seconds(30)) async throws -> ViewNode {
         let process = try startProcess(executable: try statebusExecutable(),
                                        arguments: ["watch", "--json", "--edits", "--control", control, "--object", object, "--name", name],
-                                       environment: nodeEnvironment(name: name, role: "view", objects: [object], control: control), name: name)
+                                       environment: nodeEnvironment(name: name, role: .view, objects: [object], control: control), name: name)
         let view = ViewNode(process: process, object: object, name: name, controlEndpoint: control)
         try await view.waitUntilLive(timeout: timeout)
         return view
@@ -96,7 +96,7 @@ extension TestSystem {
     /// - Throws: when it cannot start.
     public func startViewNode(executable: URL, arguments: [String] = [], objects: [String], control: String, name: String) throws -> NodeProcess {
         try startProcess(executable: executable, arguments: arguments,
-                         environment: nodeEnvironment(name: name, role: "view", objects: objects, control: control), name: name)
+                         environment: nodeEnvironment(name: name, role: .view, objects: objects, control: control), name: name)
     }
 
     /// A replica in this process, live when returned.
@@ -113,7 +113,7 @@ extension TestSystem {
     }
 
     /// The variables the launcher injects into a node's environment.
-    func nodeEnvironment(name: String, role: String, objects: [String], control: String) -> [String: String] {
-        ["STATEBUS_NODE": name, "STATEBUS_ROLE": role, "STATEBUS_OBJECTS": objects.joined(separator: ","), "STATEBUS_CONTROL": control]
+    func nodeEnvironment(name: String, role: LaunchFile.Node.Role, objects: [String], control: String) -> [String: String] {
+        NodeEnvironment.variables(name: name, role: role, objects: objects, control: control)
     }
 }

@@ -50,7 +50,7 @@ public final class TestSystem: Sendable {
     public init(name: String = "test", statebus: URL? = nil, gracePeriod: Duration = .seconds(5)) throws {
         let safe = String(name.map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(24))
         // Short: an ipc:// path must fit in 107 bytes.
-        folder = "\(NSTemporaryDirectory().hasSuffix("/") ? NSTemporaryDirectory() : NSTemporaryDirectory() + "/")sb-\(safe)-\(UUID().uuidString.prefix(8))"
+        folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("sb-\(safe)-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         self.statebus = statebus ?? BuiltProducts.folder.appendingPathComponent("statebus")
         self.gracePeriod = gracePeriod

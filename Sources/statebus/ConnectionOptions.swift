@@ -17,11 +17,13 @@ struct ConnectionOptions: ParsableArguments {
         control ?? ProcessInfo.processInfo.environment["STATEBUS_CONTROL"] ?? ""
     }
 
-    var objectName: String {
+    var objectName: String { object ?? Self.injectedObject ?? "" }
+
+    /// The object named by the environment: `$STATEBUS_OBJECT`, else the first of
+    /// `$STATEBUS_OBJECTS` (comma-separated, as the launcher injects).
+    static var injectedObject: String? {
         let environment = ProcessInfo.processInfo.environment
-        // The launcher injects STATEBUS_OBJECTS (comma-separated); the first one is bound.
-        let injected = environment["STATEBUS_OBJECTS"]?.split(separator: ",").first.map(String.init)
-        return object ?? environment["STATEBUS_OBJECT"] ?? injected ?? ""
+        return environment["STATEBUS_OBJECT"] ?? environment["STATEBUS_OBJECTS"]?.split(separator: ",").first.map(String.init)
     }
 
     var deadline: Duration { .milliseconds(Int(timeout * 1000)) }

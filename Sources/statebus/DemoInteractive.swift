@@ -1,4 +1,5 @@
 import Foundation
+import StateBusDemo
 import StateBusLaunch
 
 /// `statebus demo --interactive`: one of the demo apps under the launcher, with the person at
@@ -30,9 +31,8 @@ extension DemoScenario {
             await trap.wait()
             end.finish()
         }
-        // A blocking read, so on a thread of its own rather than the cooperative pool.
-        Thread.detachNewThread {
-            while let line = readLine() {
+        Task {
+            for await line in DemoNode.standardInputLines() {
                 if line.trimmingCharacters(in: .whitespaces) == "quit" { break }
                 you.send(line: line)
             }

@@ -97,9 +97,7 @@ struct HostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = SignalTrap.stopSignals()
-        let environment = ProcessInfo.processInfo.environment
-        let injected = environment["STATEBUS_OBJECTS"]?.split(separator: ",").first.map(String.init)
-        guard let object = self.object ?? environment["STATEBUS_OBJECT"] ?? injected, !object.isEmpty else {
+        guard let object = self.object ?? ConnectionOptions.injectedObject, !object.isEmpty else {
             throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
         }
         let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import StateBus
 import StateBusWire
 
@@ -194,10 +193,17 @@ struct WatchCommand: AsyncParsableCommand {
 
 /// Prints a replica's state when it differs from what was printed last, so the value and
 /// position observers of `statebus watch` never print the same state twice.
-final class StatePrinter: Sendable {
-    private let replica: Replica
-    private let json: Bool
-    private let last = Mutex<(UInt64, UInt64, [String: Value])?>(nil)
+struct StatePrinter: Sendable {
+    let replica: Replica
+    let json: Bool
+    private let shown = LastShown<PrintedPosition>()
+
+    /// A replica's position and values: what two prints must differ in.
+    struct PrintedPosition: Equatable, Sendable {
+        let epoch: UInt64
+        let sequence: UInt64
+        let values: [String: Value]
+    }
 
     init(replica: Replica, json: Bool) {
         self.replica = replica
@@ -206,12 +212,8 @@ final class StatePrinter: Sendable {
 
     /// Prints the state if it changed since the last print (or always, with `force`).
     func printIfChanged(force: Bool = false) {
-        // Under the lock, so two observers cannot interleave a check and a print.
-        last.withLock { last in
-            let state = replica.consistentState
-            let now = (state.epoch, state.sequence, state.values)
-            if !force, let last, last == now { return }
-            last = now
+        let state = replica.consistentState
+        shown.showIfChanged(PrintedPosition(epoch: state.epoch, sequence: state.sequence, values: state.values), force: force) { _ in
             printState(of: replica, json: json)
         }
     }

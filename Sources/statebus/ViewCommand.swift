@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusDemo
 import StateBusWire
-import Synchronization
 
 /// `statebus view`: a terminal view bound to one property; every line typed is an edit.
 struct ViewCommand: AsyncParsableCommand {
@@ -43,7 +43,7 @@ struct ViewCommand: AsyncParsableCommand {
         if replica.connectionState == .live {
             emit("[\(name)] live")
         }
-        let shown = ShownValue()
+        let shown = LastShown<Value>()
         let show = { @Sendable in
             shown.showIfChanged(replica[property] ?? .null) { emit("[\(name)] \(property) = \($0) (sequence \(replica.sequence))") }
         }
@@ -61,8 +61,10 @@ struct ViewCommand: AsyncParsableCommand {
                 if let error = replica.lastError { emit("[\(name)] error: \(error)") }
             }
         }
-        let edits = Task.detached { [jsonInput] in
-            while let line = readLine() {
+        // Lines are read on a thread of their own: a blocking read must not hold one of the
+        // cooperative pool's few threads (two on a 2-core machine) for the process's life.
+        let edits = Task { [jsonInput] in
+            for await line in DemoNode.standardInputLines() {
                 let value: Value
                 do {
                     value = try ValueText.parse(line, asString: !jsonInput)
@@ -92,18 +94,3 @@ struct ViewCommand: AsyncParsableCommand {
     }
 }
 
-/// The value a terminal view showed last, so its renderings and its own edits never print the
-/// same value twice in a row.
-final class ShownValue: Sendable {
-    private let last = Mutex<Value?>(nil)
-
-    /// Calls `print` with `value` if it differs from the value shown last.
-    func showIfChanged(_ value: Value, print: (Value) -> Void) {
-        // Under the lock, so a rendering and an edit cannot interleave check and print.
-        last.withLock { last in
-            guard value != last else { return }
-            last = value
-            print(value)
-        }
-    }
-}

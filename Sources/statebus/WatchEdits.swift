@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusDemo
 import StateBusWire
 
 /// The `--edits` input of `statebus watch`: each line on standard input is a command for the
@@ -17,7 +18,7 @@ enum WatchEdits {
     /// Reads standard input until it ends, applying each line to `replica`.
     static func run(on replica: Replica, json: Bool) async {
         var number = 0
-        while let line = await nextLine() {
+        for await line in DemoNode.standardInputLines() {
             number += 1
             let text = line.trimmingCharacters(in: .whitespaces)
             guard !text.isEmpty else { continue }
@@ -72,13 +73,6 @@ enum WatchEdits {
             emit("{" + body.joined(separator: ",") + "}")
         } else {
             emit("edit \(line): \(text)")
-        }
-    }
-
-    /// One line of standard input, read off the cooperative pool (a blocking read).
-    private static func nextLine() async -> String? {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: readLine()) }
         }
     }
 }

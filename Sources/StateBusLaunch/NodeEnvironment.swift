@@ -1,0 +1,18 @@
+/// The variables the launcher puts in a node's environment, the cross-process
+/// `environmentObject`: `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its
+/// objects, comma-separated) and `STATEBUS_CONTROL` (its host's control endpoint; for a host,
+/// the endpoint to bind). Anything that starts nodes the way the launcher does (the testing
+/// product, for one) uses this, so a node finds the same names however it was started.
+public enum NodeEnvironment {
+    /// The variables for one node.
+    /// - Parameters:
+    ///   - name: the node's name.
+    ///   - role: host or view.
+    ///   - objects: the objects it serves or binds.
+    ///   - control: its host's control endpoint, if known.
+    public static func variables(name: String, role: LaunchFile.Node.Role, objects: [String], control: String?) -> [String: String] {
+        var variables = ["STATEBUS_NODE": name, "STATEBUS_ROLE": role.rawValue, "STATEBUS_OBJECTS": objects.joined(separator: ",")]
+        if let control { variables["STATEBUS_CONTROL"] = control }
+        return variables
+    }
+}
