@@ -50,6 +50,10 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/statebus.proto.sha256"]
         ),
+        // The conventions every StateBus process shares: the runtime folder and the names of
+        // the environment variables the launcher injects. Depends on nothing of StateBus, so
+        // the launcher does not need the engine.
+        .target(name: "StateBusRuntime"),
         // The @SharedModel macro's implementation (a compiler plugin).
         .macro(
             name: "StateBusMacros",
@@ -62,7 +66,7 @@ let package = Package(
         .target(
             name: "StateBus",
             dependencies: [
-                "ZeroMQ", "StateBusWire", "StateBusMacros", "CSQLite",
+                "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]

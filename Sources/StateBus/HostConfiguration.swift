@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StateBusRuntime
 
 /// How a host listens and behaves. The defaults suit one machine.
 public struct HostConfiguration: Sendable {
@@ -63,17 +64,5 @@ public struct HostConfiguration: Sendable {
         if control.hasPrefix("ipc://") { return control + ".updates" }
         if control.hasPrefix("inproc://") { return control + ".updates" }
         return "ipc://\(folder)/\(name).updates"
-    }
-}
-
-/// The per-user folder for default ipc endpoints: `$XDG_RUNTIME_DIR/statebus`, or
-/// `/tmp/statebus-<uid>` when there is no runtime directory.
-public enum RuntimeFolder {
-    /// The folder's path; created on first use.
-    public static var path: String {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_RUNTIME_DIR"].map { "\($0)/statebus" } ?? "/tmp/statebus-\(getuid())"
-        try? FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        return base
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 
 /// A key into ``EnvironmentValues``, with the value a view gets when nobody set one, as in
 /// SwiftUI.
@@ -79,7 +80,7 @@ public struct ControlEndpointKey: ProcessEnvironmentKey {
     /// No endpoint.
     public static let defaultValue: String? = nil
     /// `STATEBUS_CONTROL`.
-    public static let variable = "STATEBUS_CONTROL"
+    public static let variable = EnvironmentVariableName.control
     /// The text as is, when not empty.
     public static func parse(_ text: String) -> String?? { text.isEmpty ? nil : .some(text) }
 }
@@ -89,7 +90,7 @@ public struct NodeNameKey: ProcessEnvironmentKey {
     /// The process's name.
     public static let defaultValue = ProcessInfo.processInfo.processName
     /// `STATEBUS_NODE`.
-    public static let variable = "STATEBUS_NODE"
+    public static let variable = EnvironmentVariableName.node
     /// The text as is, when not empty.
     public static func parse(_ text: String) -> String? { text.isEmpty ? nil : text }
 }
@@ -99,7 +100,7 @@ public struct ObjectNamesKey: ProcessEnvironmentKey {
     /// None.
     public static let defaultValue: [String] = []
     /// `STATEBUS_OBJECTS`.
-    public static let variable = "STATEBUS_OBJECTS"
+    public static let variable = EnvironmentVariableName.objects
     /// Comma-separated names, blanks dropped.
     public static func parse(_ text: String) -> [String]? {
         text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -1,5 +1,6 @@
 @_exported import Observation
 @_exported import StateBusWire
+@_exported import StateBusRuntime
 
 /// Declares a shared model: a final `@MainActor` class whose stored `var`s the host owns and
 /// every view replicates, observable as with `@Observable`.

@@ -1,0 +1,22 @@
+/// The names of the environment variables through which a StateBus process learns its place
+/// in a topology: the cross-process `environmentObject`.
+///
+/// The launcher sets them for every node it starts, the testing product does the same for
+/// the nodes a test starts, and the `StateBus` environment and the command-line tool read
+/// them. They are named here once so the writers and the readers cannot drift apart.
+public enum EnvironmentVariableName {
+    /// `STATEBUS_NODE`: the node's name in its launch file.
+    public static let node = "STATEBUS_NODE"
+    /// `STATEBUS_ROLE`: `host` or `view`.
+    public static let role = "STATEBUS_ROLE"
+    /// `STATEBUS_OBJECTS`: the objects a node serves (a host) or binds (a view), comma-separated.
+    public static let objects = "STATEBUS_OBJECTS"
+    /// `STATEBUS_OBJECT`: one object, for tools that bind a single object; it wins over the
+    /// first of ``objects``.
+    public static let object = "STATEBUS_OBJECT"
+    /// `STATEBUS_CONTROL`: the host's control endpoint; for a host, the endpoint to bind.
+    public static let control = "STATEBUS_CONTROL"
+    /// `STATEBUS_BIN_DIR`: where the testing product looks for built executables such as
+    /// `statebus`, when they are not next to the test bundle.
+    public static let binDirectory = "STATEBUS_BIN_DIR"
+}
