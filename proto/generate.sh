@@ -23,7 +23,7 @@ command -v protoc >/dev/null || { echo "generate: protoc missing: run deploy/set
 out=Sources/StateBusWire/Generated
 mkdir -p "$out"
 protoc --plugin=protoc-gen-swift="$plugin" \
-  --swift_opt=Visibility=Public --swift_opt=FileNaming=DropPath \
+  --swift_opt=Visibility=Package --swift_opt=FileNaming=DropPath \
   --swift_out="$out" -I proto proto/statebus.proto
 sha256sum proto/statebus.proto | cut -d' ' -f1 > "$out/statebus.proto.sha256"
 echo "generate: wrote $out/statebus.pb.swift"

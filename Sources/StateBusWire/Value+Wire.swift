@@ -1,4 +1,5 @@
 import Foundation
+import SwiftProtobuf
 
 // Conversion between the domain types and the generated wire messages happens here, at the
 // module boundary, so nothing above StateBusWire handles `Statebus_V1_*` values directly
@@ -7,7 +8,7 @@ import Foundation
 extension Value {
     /// Converts the wire form of a value.
     /// - Parameter wire: a decoded `Value` message; an unset kind reads as null.
-    public init(wire: Statebus_V1_Value) {
+    package init(wire: Statebus_V1_Value) {
         switch wire.kind {
         case .none, .nullValue: self = .null
         case .boolValue(let value): self = .bool(value)
@@ -21,7 +22,7 @@ extension Value {
     }
 
     /// The wire form of this value.
-    public var wire: Statebus_V1_Value {
+    package var wire: Statebus_V1_Value {
         var wire = Statebus_V1_Value()
         switch self {
         case .null: wire.kind = .nullValue(.nullValue)
@@ -45,7 +46,7 @@ extension Value {
 
 extension ValueKind {
     /// The schema kind on the wire.
-    public var wire: Statebus_V1_ValueKind {
+    package var wire: Statebus_V1_ValueKind {
         switch self {
         case .null: .null
         case .bool: .bool
@@ -59,7 +60,7 @@ extension ValueKind {
     }
 
     /// The kind named by a wire schema; `nil` for "any" or an unknown kind.
-    public init?(wire: Statebus_V1_ValueKind) {
+    package init?(wire: Statebus_V1_ValueKind) {
         switch wire {
         case .null: self = .null
         case .bool: self = .bool
@@ -76,7 +77,7 @@ extension ValueKind {
 
 extension ValuePath {
     /// Converts the wire form of a path.
-    public init(wire: [Statebus_V1_PathComponent]) {
+    package init(wire: [Statebus_V1_PathComponent]) {
         self.init(wire.map { component in
             switch component.step {
             case .index(let index): .index(Int(index))
@@ -87,7 +88,7 @@ extension ValuePath {
     }
 
     /// The wire form of this path.
-    public var wire: [Statebus_V1_PathComponent] {
+    package var wire: [Statebus_V1_PathComponent] {
         components.map { component in
             var wire = Statebus_V1_PathComponent()
             switch component {
@@ -96,5 +97,18 @@ extension ValuePath {
             }
             return wire
         }
+    }
+}
+
+extension Value {
+    /// The value in the protocol's binary form, the one the host's database stores: the
+    /// encoding of a `statebus.v1.Value` message.
+    /// - Throws: when the value cannot be encoded (a map key or string that is not valid UTF-8).
+    package func serializedBytes() throws -> [UInt8] { try wire.serializedBytes() }
+
+    /// Reads a value from the protocol's binary form (see ``serializedBytes()``).
+    /// - Throws: when the bytes are not an encoded `statebus.v1.Value`.
+    package init(serializedBytes bytes: some Collection<UInt8>) throws {
+        self.init(wire: try Statebus_V1_Value(serializedBytes: Array(bytes)))
     }
 }

@@ -53,7 +53,7 @@ private final class DurabilityOutcome: Sendable {
     /// `nil`: not answered yet; `.some(nil)`: durable; `.some(error)`: failed.
     var result: StateBusError?? { stored.withLock { $0 } }
 
-    var record: HostState.DurabilityWaiter {
+    var record: SourceOfTruth.DurabilityWaiter {
         { [self] error in stored.withLock { $0 = .some(error) } }
     }
 }

@@ -28,9 +28,9 @@ public final class StateHost: Sendable {
     /// The objects served.
     public let objects: [ObjectDefinition]
 
-    let state: HostState
+    let state: SourceOfTruth
     let loop: IOLoop
-    let engine: LoopBound<HostEngine>
+    let engine: LoopBound<HostServer>
     let counters = HostCounters()
     let logger: Logger
 
@@ -53,12 +53,12 @@ public final class StateHost: Sendable {
             }
         }
         let epoch = UInt64.random(in: 1...UInt64.max)
-        let state = HostState(epoch: epoch, objects: objects)
+        let state = SourceOfTruth(epoch: epoch, objects: objects)
         let loop = try IOLoop(context: try context ?? Context(), name: "statebus-host")
         let counters = self.counters
         do {
             engine = try await loop.submit { thread in
-                LoopBound(try HostEngine(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
+                LoopBound(try HostServer(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
             }
         } catch {
             loop.shutdown()

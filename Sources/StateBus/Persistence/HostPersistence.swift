@@ -22,7 +22,7 @@ import StateBusWire
 /// next write tries the disk again.
 final class HostPersistence {
     let store: any PropertyStore
-    private let state: HostState
+    private let state: SourceOfTruth
     private let persisted: [String: Set<String>]
     /// What the file holds for each persisted property of the model (absent: nothing).
     private var durable: [String: [String: Value]] = [:]
@@ -32,7 +32,7 @@ final class HostPersistence {
     /// into the host state (stored values win over defaults), and returns the persistence.
     /// - Returns: `nil` when nothing is persisted or persistence is disabled.
     /// - Throws: ``PersistenceError`` naming the file and what to do.
-    static func open(configuration: HostConfiguration, objects: [ObjectDefinition], state: HostState) throws(PersistenceError) -> HostPersistence? {
+    static func open(configuration: HostConfiguration, objects: [ObjectDefinition], state: SourceOfTruth) throws(PersistenceError) -> HostPersistence? {
         var persisted: [String: Set<String>] = [:]
         for object in objects {
             let names = Set(object.properties.filter(\.isPersisted).map(\.name))
@@ -45,7 +45,7 @@ final class HostPersistence {
         return persistence
     }
 
-    private init(store: any PropertyStore, state: HostState, persisted: [String: Set<String>], logger: Logger) {
+    private init(store: any PropertyStore, state: SourceOfTruth, persisted: [String: Set<String>], logger: Logger) {
         self.store = store
         self.state = state
         self.persisted = persisted
@@ -78,11 +78,13 @@ final class HostPersistence {
     /// Commits the persisted properties the batches changed, in one transaction.
     /// - Returns: `nil` when durable (or nothing to commit), else the error, after the
     ///   compensating batches have been queued.
-    func commit(_ batches: [(object: String, batch: Statebus_V1_UpdateBatch)]) -> PersistenceError? {
+    func commit(_ batches: [AppliedBatch]) -> PersistenceError? {
         var touched: [String: Set<String>] = [:]
-        for (object, batch) in batches {
-            guard let names = persisted[object] else { continue }
-            for change in batch.changes where names.contains(change.property) { touched[object, default: []].insert(change.property) }
+        for batch in batches {
+            guard let names = persisted[batch.object] else { continue }
+            for resolved in batch.changes where names.contains(resolved.change.property) {
+                touched[batch.object, default: []].insert(resolved.change.property)
+            }
         }
         guard !touched.isEmpty else { return nil }
         // The current values, which may already include a later host set: storing it early
@@ -122,7 +124,7 @@ final class HostPersistence {
     }
 }
 
-extension HostState {
+extension SourceOfTruth {
     /// Sets restored values before the host serves anything (no sequence, no publication).
     func restore(_ values: [String: Value], in object: String) {
         inner.withLock { inner in

@@ -1,7 +1,6 @@
 import CSQLite
 import Foundation
 import StateBusWire
-import SwiftProtobuf
 
 /// The default ``PropertyStore``: an embedded SQLite database, through SQLite's C API.
 ///
@@ -116,10 +115,10 @@ public final class SQLitePropertyStore: PropertyStore {
             let property = String(cString: sqlite3_column_text(statement, 1))
             let bytes = Data(bytes: sqlite3_column_blob(statement, 2), count: Int(sqlite3_column_bytes(statement, 2)))
             let version = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
-            guard let wire = try? Statebus_V1_Value(serializedBytes: bytes) else {
+            guard let value = try? Value(serializedBytes: bytes) else {
                 throw PersistenceError(.corrupt, path: path, "the stored value of \(object).\(property) cannot be read; move the file aside to start empty")
             }
-            stored.append(StoredProperty(object: object, property: property, value: Value(wire: wire), version: version))
+            stored.append(StoredProperty(object: object, property: property, value: value, version: version))
         }
         return stored
     }
@@ -134,7 +133,7 @@ public final class SQLitePropertyStore: PropertyStore {
             for property in properties {
                 let bytes: [UInt8]
                 do {
-                    bytes = try property.value.wire.serializedBytes()
+                    bytes = try property.value.serializedBytes()
                 } catch {
                     throw PersistenceError(.other, path: path, "cannot encode \(property.object).\(property.property): \(error)")
                 }

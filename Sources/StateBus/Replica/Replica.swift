@@ -44,16 +44,16 @@ public final class Replica: Sendable {
         self.loop = loop
         self.ownsLoop = ownsLoop
         let shared = self.shared
-        let bound = LoopBoundPromise<ReplicaEngine>()
+        let bound = LoopBoundPromise<ReplicaClient>()
         loop.execute { thread in
-            let engine = ReplicaEngine(thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: configuration)
+            let engine = ReplicaClient(thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: configuration)
             bound.fulfil(LoopBound(engine, on: thread))
             engine.connect()
         }
         self.promise = bound
     }
 
-    private let promise: LoopBoundPromise<ReplicaEngine>
+    private let promise: LoopBoundPromise<ReplicaClient>
 
     deinit {
         if ownsLoop { loop.shutdown() }

@@ -31,11 +31,4 @@ public struct ObjectDefinition: Sendable {
     public var defaultValues: [String: Value] {
         Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.defaultValue) })
     }
-
-    var schema: Statebus_V1_ObjectSchema {
-        var schema = Statebus_V1_ObjectSchema()
-        schema.name = name
-        schema.properties = properties.map(\.schema)
-        return schema
-    }
 }

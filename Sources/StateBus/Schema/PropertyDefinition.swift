@@ -117,17 +117,4 @@ public struct PropertyDefinition: Sendable {
         }
         self.validators = validate.map { [$0] } ?? []
     }
-
-    /// The property's schema, as sent in the welcome.
-    var schema: Statebus_V1_PropertySchema {
-        var schema = Statebus_V1_PropertySchema()
-        schema.name = name
-        schema.kind = kind?.wire ?? .any
-        schema.typeName = typeName
-        schema.writable = isWritable
-        schema.persisted = isPersisted
-        schema.optional = isOptional
-        return schema
-    }
 }
-

@@ -31,23 +31,23 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
 }
 
 /// The one null.
-public nonisolated enum Statebus_V1_NullValue: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Statebus_V1_NullValue: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case nullValue // = 0
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .nullValue
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .nullValue
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .nullValue: return 0
     case .UNRECOGNIZED(let i): return i
@@ -55,15 +55,15 @@ public nonisolated enum Statebus_V1_NullValue: SwiftProtobuf.Enum, Swift.CaseIte
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Statebus_V1_NullValue] = [
+  package static let allCases: [Statebus_V1_NullValue] = [
     .nullValue,
   ]
 
 }
 
 /// The kind of a value, as declared in a property's schema.
-public nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
 
   /// any kind: a structured value checked by the host's type
   case any // = 0
@@ -77,11 +77,11 @@ public nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIte
   case map // = 8
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .any
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .any
     case 1: self = .null
@@ -96,7 +96,7 @@ public nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIte
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .any: return 0
     case .null: return 1
@@ -112,7 +112,7 @@ public nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIte
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Statebus_V1_ValueKind] = [
+  package static let allCases: [Statebus_V1_ValueKind] = [
     .any,
     .null,
     .bool,
@@ -126,8 +126,8 @@ public nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIte
 
 }
 
-public nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
 
   /// the frame is not a valid Request
@@ -163,11 +163,11 @@ public nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIte
   case notJoined // = 12
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .badRequest
@@ -186,7 +186,7 @@ public nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIte
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .badRequest: return 1
@@ -206,7 +206,7 @@ public nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIte
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Statebus_V1_ErrorCode] = [
+  package static let allCases: [Statebus_V1_ErrorCode] = [
     .unspecified,
     .badRequest,
     .unsupportedVersion,
@@ -225,14 +225,14 @@ public nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIte
 }
 
 /// A value: null, bool, int, double, string, bytes, list or map.
-public nonisolated struct Statebus_V1_Value: Sendable {
+package nonisolated struct Statebus_V1_Value: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Statebus_V1_Value.OneOf_Kind? = nil
+  package var kind: Statebus_V1_Value.OneOf_Kind? = nil
 
-  public var nullValue: Statebus_V1_NullValue {
+  package var nullValue: Statebus_V1_NullValue {
     get {
       if case .nullValue(let v)? = kind {return v}
       return .nullValue
@@ -240,7 +240,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .nullValue(newValue)}
   }
 
-  public var boolValue: Bool {
+  package var boolValue: Bool {
     get {
       if case .boolValue(let v)? = kind {return v}
       return false
@@ -248,7 +248,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .boolValue(newValue)}
   }
 
-  public var intValue: Int64 {
+  package var intValue: Int64 {
     get {
       if case .intValue(let v)? = kind {return v}
       return 0
@@ -256,7 +256,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .intValue(newValue)}
   }
 
-  public var doubleValue: Double {
+  package var doubleValue: Double {
     get {
       if case .doubleValue(let v)? = kind {return v}
       return 0
@@ -264,7 +264,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .doubleValue(newValue)}
   }
 
-  public var stringValue: String {
+  package var stringValue: String {
     get {
       if case .stringValue(let v)? = kind {return v}
       return String()
@@ -272,7 +272,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .stringValue(newValue)}
   }
 
-  public var bytesValue: Data {
+  package var bytesValue: Data {
     get {
       if case .bytesValue(let v)? = kind {return v}
       return Data()
@@ -280,7 +280,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .bytesValue(newValue)}
   }
 
-  public var listValue: Statebus_V1_ListValue {
+  package var listValue: Statebus_V1_ListValue {
     get {
       if case .listValue(let v)? = kind {return v}
       return Statebus_V1_ListValue()
@@ -288,7 +288,7 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .listValue(newValue)}
   }
 
-  public var mapValue: Statebus_V1_MapValue {
+  package var mapValue: Statebus_V1_MapValue {
     get {
       if case .mapValue(let v)? = kind {return v}
       return Statebus_V1_MapValue()
@@ -296,9 +296,9 @@ public nonisolated struct Statebus_V1_Value: Sendable {
     set {kind = .mapValue(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case nullValue(Statebus_V1_NullValue)
     case boolValue(Bool)
     case intValue(Int64)
@@ -310,42 +310,42 @@ public nonisolated struct Statebus_V1_Value: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_ListValue: Sendable {
+package nonisolated struct Statebus_V1_ListValue: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var items: [Statebus_V1_Value] = []
+  package var items: [Statebus_V1_Value] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_MapValue: Sendable {
+package nonisolated struct Statebus_V1_MapValue: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var entries: Dictionary<String,Statebus_V1_Value> = [:]
+  package var entries: Dictionary<String,Statebus_V1_Value> = [:]
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// One step into a nested value: a map key or a list index.
-public nonisolated struct Statebus_V1_PathComponent: Sendable {
+package nonisolated struct Statebus_V1_PathComponent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var step: Statebus_V1_PathComponent.OneOf_Step? = nil
+  package var step: Statebus_V1_PathComponent.OneOf_Step? = nil
 
-  public var key: String {
+  package var key: String {
     get {
       if case .key(let v)? = step {return v}
       return String()
@@ -353,7 +353,7 @@ public nonisolated struct Statebus_V1_PathComponent: Sendable {
     set {step = .key(newValue)}
   }
 
-  public var index: UInt32 {
+  package var index: UInt32 {
     get {
       if case .index(let v)? = step {return v}
       return 0
@@ -361,70 +361,70 @@ public nonisolated struct Statebus_V1_PathComponent: Sendable {
     set {step = .index(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Step: Equatable, Sendable {
+  package nonisolated enum OneOf_Step: Equatable, Sendable {
     case key(String)
     case index(UInt32)
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_PropertySchema: Sendable {
+package nonisolated struct Statebus_V1_PropertySchema: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var kind: Statebus_V1_ValueKind = .any
+  package var kind: Statebus_V1_ValueKind = .any
 
   /// the host's type, for people and tools ("String", "User")
-  public var typeName: String = String()
+  package var typeName: String = String()
 
   /// views may write it
-  public var writable: Bool = false
+  package var writable: Bool = false
 
   /// the host keeps it durable across restarts
-  public var persisted: Bool = false
+  package var persisted: Bool = false
 
   /// null is a valid value
-  public var optional: Bool = false
+  package var optional: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_ObjectSchema: Sendable {
+package nonisolated struct Statebus_V1_ObjectSchema: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var properties: [Statebus_V1_PropertySchema] = []
+  package var properties: [Statebus_V1_PropertySchema] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Request: Sendable {
+package nonisolated struct Statebus_V1_Request: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 = 0
 
   /// echoed in the reply; chosen by the view
-  public var requestID: UInt64 = 0
+  package var requestID: UInt64 = 0
 
-  public var body: Statebus_V1_Request.OneOf_Body? = nil
+  package var body: Statebus_V1_Request.OneOf_Body? = nil
 
-  public var hello: Statebus_V1_Hello {
+  package var hello: Statebus_V1_Hello {
     get {
       if case .hello(let v)? = body {return v}
       return Statebus_V1_Hello()
@@ -432,7 +432,7 @@ public nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .hello(newValue)}
   }
 
-  public var snapshot: Statebus_V1_SnapshotRequest {
+  package var snapshot: Statebus_V1_SnapshotRequest {
     get {
       if case .snapshot(let v)? = body {return v}
       return Statebus_V1_SnapshotRequest()
@@ -440,7 +440,7 @@ public nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .snapshot(newValue)}
   }
 
-  public var write: Statebus_V1_WriteRequest {
+  package var write: Statebus_V1_WriteRequest {
     get {
       if case .write(let v)? = body {return v}
       return Statebus_V1_WriteRequest()
@@ -448,7 +448,7 @@ public nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .write(newValue)}
   }
 
-  public var goodbye: Statebus_V1_Goodbye {
+  package var goodbye: Statebus_V1_Goodbye {
     get {
       if case .goodbye(let v)? = body {return v}
       return Statebus_V1_Goodbye()
@@ -456,7 +456,7 @@ public nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .goodbye(newValue)}
   }
 
-  public var ping: Statebus_V1_Ping {
+  package var ping: Statebus_V1_Ping {
     get {
       if case .ping(let v)? = body {return v}
       return Statebus_V1_Ping()
@@ -464,9 +464,9 @@ public nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .ping(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Body: Equatable, Sendable {
+  package nonisolated enum OneOf_Body: Equatable, Sendable {
     case hello(Statebus_V1_Hello)
     case snapshot(Statebus_V1_SnapshotRequest)
     case write(Statebus_V1_WriteRequest)
@@ -475,22 +475,22 @@ public nonisolated struct Statebus_V1_Request: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Reply: Sendable {
+package nonisolated struct Statebus_V1_Reply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 = 0
 
   /// the request this answers (0 when it could not be read)
-  public var requestID: UInt64 = 0
+  package var requestID: UInt64 = 0
 
-  public var body: Statebus_V1_Reply.OneOf_Body? = nil
+  package var body: Statebus_V1_Reply.OneOf_Body? = nil
 
-  public var welcome: Statebus_V1_Welcome {
+  package var welcome: Statebus_V1_Welcome {
     get {
       if case .welcome(let v)? = body {return v}
       return Statebus_V1_Welcome()
@@ -498,7 +498,7 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .welcome(newValue)}
   }
 
-  public var snapshotChunk: Statebus_V1_SnapshotChunk {
+  package var snapshotChunk: Statebus_V1_SnapshotChunk {
     get {
       if case .snapshotChunk(let v)? = body {return v}
       return Statebus_V1_SnapshotChunk()
@@ -506,7 +506,7 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .snapshotChunk(newValue)}
   }
 
-  public var writeReply: Statebus_V1_WriteReply {
+  package var writeReply: Statebus_V1_WriteReply {
     get {
       if case .writeReply(let v)? = body {return v}
       return Statebus_V1_WriteReply()
@@ -514,7 +514,7 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .writeReply(newValue)}
   }
 
-  public var error: Statebus_V1_Error {
+  package var error: Statebus_V1_Error {
     get {
       if case .error(let v)? = body {return v}
       return Statebus_V1_Error()
@@ -522,7 +522,7 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .error(newValue)}
   }
 
-  public var pong: Statebus_V1_Pong {
+  package var pong: Statebus_V1_Pong {
     get {
       if case .pong(let v)? = body {return v}
       return Statebus_V1_Pong()
@@ -530,9 +530,9 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .pong(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Body: Equatable, Sendable {
+  package nonisolated enum OneOf_Body: Equatable, Sendable {
     case welcome(Statebus_V1_Welcome)
     case snapshotChunk(Statebus_V1_SnapshotChunk)
     case writeReply(Statebus_V1_WriteReply)
@@ -541,365 +541,365 @@ public nonisolated struct Statebus_V1_Reply: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
 /// A view introduces itself.
-public nonisolated struct Statebus_V1_Hello: Sendable {
+package nonisolated struct Statebus_V1_Hello: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// unique per view process run (a UUID)
-  public var viewID: String = String()
+  package var viewID: String = String()
 
   /// for logs
-  public var nodeName: String = String()
+  package var nodeName: String = String()
 
   /// the objects it will bind; empty: all
-  public var objects: [String] = []
+  package var objects: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Welcome: Sendable {
+package nonisolated struct Statebus_V1_Welcome: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// fresh at every host start
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
   /// where to connect the SUB socket
-  public var updatesEndpoint: String = String()
+  package var updatesEndpoint: String = String()
 
-  public var hostName: String = String()
+  package var hostName: String = String()
 
-  public var objects: [Statebus_V1_ObjectSchema] = []
+  package var objects: [Statebus_V1_ObjectSchema] = []
 
   /// 0: the host sends no heartbeats
-  public var heartbeatIntervalMs: UInt32 = 0
+  package var heartbeatIntervalMs: UInt32 = 0
 
   /// requests larger than this are refused
-  public var maxMessageBytes: UInt64 = 0
+  package var maxMessageBytes: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// Ask for the state of one object.
-public nonisolated struct Statebus_V1_SnapshotRequest: Sendable {
+package nonisolated struct Statebus_V1_SnapshotRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var object: String = String()
+  package var object: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// One part of a snapshot. Chunks of one snapshot carry the same epoch and sequence.
-public nonisolated struct Statebus_V1_SnapshotChunk: Sendable {
+package nonisolated struct Statebus_V1_SnapshotChunk: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var object: String = String()
+  package var object: String = String()
 
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
   /// the object's sequence the snapshot reflects
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
   /// 0, 1, 2, ...
-  public var chunkIndex: UInt32 = 0
+  package var chunkIndex: UInt32 = 0
 
   /// true on the final chunk
-  public var last: Bool = false
+  package var last: Bool = false
 
-  public var properties: [Statebus_V1_PropertyState] = []
+  package var properties: [Statebus_V1_PropertyState] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_PropertyState: Sendable {
+package nonisolated struct Statebus_V1_PropertyState: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var value: Statebus_V1_Value {
+  package var value: Statebus_V1_Value {
     get {_value ?? Statebus_V1_Value()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
   /// the sequence at which it last changed (0: never)
-  public var version: UInt64 = 0
+  package var version: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Statebus_V1_Value? = nil
 }
 
 /// A view's write: one or more properties of one object, applied together or not at all.
-public nonisolated struct Statebus_V1_WriteRequest: Sendable {
+package nonisolated struct Statebus_V1_WriteRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var object: String = String()
+  package var object: String = String()
 
   /// increasing per view; echoed in the update batch
-  public var writeID: UInt64 = 0
+  package var writeID: UInt64 = 0
 
-  public var changes: [Statebus_V1_Change] = []
+  package var changes: [Statebus_V1_Change] = []
 
-  public var viewID: String = String()
+  package var viewID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_WriteReply: Sendable {
+package nonisolated struct Statebus_V1_WriteReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var writeID: UInt64 = 0
+  package var writeID: UInt64 = 0
 
-  public var accepted: Bool = false
+  package var accepted: Bool = false
 
   /// when accepted: the batch's sequence
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
   /// when rejected
-  public var rejection: Statebus_V1_Error {
+  package var rejection: Statebus_V1_Error {
     get {_rejection ?? Statebus_V1_Error()}
     set {_rejection = newValue}
   }
   /// Returns true if `rejection` has been explicitly set.
-  public var hasRejection: Bool {self._rejection != nil}
+  package var hasRejection: Bool {self._rejection != nil}
   /// Clears the value of `rejection`. Subsequent reads from it will return its default value.
-  public mutating func clearRejection() {self._rejection = nil}
+  package mutating func clearRejection() {self._rejection = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _rejection: Statebus_V1_Error? = nil
 }
 
-public nonisolated struct Statebus_V1_Goodbye: Sendable {
+package nonisolated struct Statebus_V1_Goodbye: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var viewID: String = String()
+  package var viewID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Ping: Sendable {
+package nonisolated struct Statebus_V1_Ping: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Pong: Sendable {
+package nonisolated struct Statebus_V1_Pong: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Publication: Sendable {
+package nonisolated struct Statebus_V1_Publication: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 = 0
 
   /// Consecutive batches of the object named in the topic, in sequence order. A host packs
   /// the batches applied in one wake-up into one publication; each batch still applies
   /// atomically and on its own.
-  public var updates: [Statebus_V1_UpdateBatch] = []
+  package var updates: [Statebus_V1_UpdateBatch] = []
 
-  public var heartbeat: Statebus_V1_Heartbeat {
+  package var heartbeat: Statebus_V1_Heartbeat {
     get {_heartbeat ?? Statebus_V1_Heartbeat()}
     set {_heartbeat = newValue}
   }
   /// Returns true if `heartbeat` has been explicitly set.
-  public var hasHeartbeat: Bool {self._heartbeat != nil}
+  package var hasHeartbeat: Bool {self._heartbeat != nil}
   /// Clears the value of `heartbeat`. Subsequent reads from it will return its default value.
-  public mutating func clearHeartbeat() {self._heartbeat = nil}
+  package mutating func clearHeartbeat() {self._heartbeat = nil}
 
-  public var joinMarker: Statebus_V1_JoinMarker {
+  package var joinMarker: Statebus_V1_JoinMarker {
     get {_joinMarker ?? Statebus_V1_JoinMarker()}
     set {_joinMarker = newValue}
   }
   /// Returns true if `joinMarker` has been explicitly set.
-  public var hasJoinMarker: Bool {self._joinMarker != nil}
+  package var hasJoinMarker: Bool {self._joinMarker != nil}
   /// Clears the value of `joinMarker`. Subsequent reads from it will return its default value.
-  public mutating func clearJoinMarker() {self._joinMarker = nil}
+  package mutating func clearJoinMarker() {self._joinMarker = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _heartbeat: Statebus_V1_Heartbeat? = nil
   fileprivate var _joinMarker: Statebus_V1_JoinMarker? = nil
 }
 
 /// Changes applied together at one sequence number.
-public nonisolated struct Statebus_V1_UpdateBatch: Sendable {
+package nonisolated struct Statebus_V1_UpdateBatch: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var object: String = String()
+  package var object: String = String()
 
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
   /// previous + 1, per object
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
   /// the writing view's id; empty for the host's own changes
-  public var origin: String = String()
+  package var origin: String = String()
 
   /// the view's write id, when origin is a view
-  public var writeID: UInt64 = 0
+  package var writeID: UInt64 = 0
 
-  public var changes: [Statebus_V1_Change] = []
+  package var changes: [Statebus_V1_Change] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// One property change. With a path, the value replaces only that part of the property.
-public nonisolated struct Statebus_V1_Change: Sendable {
+package nonisolated struct Statebus_V1_Change: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var property: String = String()
+  package var property: String = String()
 
-  public var path: [Statebus_V1_PathComponent] = []
+  package var path: [Statebus_V1_PathComponent] = []
 
-  public var value: Statebus_V1_Value {
+  package var value: Statebus_V1_Value {
     get {_value ?? Statebus_V1_Value()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
   /// Compare-and-set: when set in a write, applied only if the property's version equals it.
-  public var expectedVersion: UInt64 {
+  package var expectedVersion: UInt64 {
     get {_expectedVersion ?? 0}
     set {_expectedVersion = newValue}
   }
   /// Returns true if `expectedVersion` has been explicitly set.
-  public var hasExpectedVersion: Bool {self._expectedVersion != nil}
+  package var hasExpectedVersion: Bool {self._expectedVersion != nil}
   /// Clears the value of `expectedVersion`. Subsequent reads from it will return its default value.
-  public mutating func clearExpectedVersion() {self._expectedVersion = nil}
+  package mutating func clearExpectedVersion() {self._expectedVersion = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Statebus_V1_Value? = nil
   fileprivate var _expectedVersion: UInt64? = nil
 }
 
 /// Sent when the host has published nothing for a heartbeat interval.
-public nonisolated struct Statebus_V1_Heartbeat: Sendable {
+package nonisolated struct Statebus_V1_Heartbeat: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
-  public var sequences: [Statebus_V1_ObjectSequence] = []
+  package var sequences: [Statebus_V1_ObjectSequence] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_ObjectSequence: Sendable {
+package nonisolated struct Statebus_V1_ObjectSequence: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var object: String = String()
+  package var object: String = String()
 
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// Published on a view's join topic once its subscription reached the host.
-public nonisolated struct Statebus_V1_JoinMarker: Sendable {
+package nonisolated struct Statebus_V1_JoinMarker: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var viewID: String = String()
+  package var viewID: String = String()
 
-  public var epoch: UInt64 = 0
+  package var epoch: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Statebus_V1_Error: Sendable {
+package nonisolated struct Statebus_V1_Error: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var code: Statebus_V1_ErrorCode = .unspecified
+  package var code: Statebus_V1_ErrorCode = .unspecified
 
   /// for people: what was wrong, where, what to do
-  public var message: String = String()
+  package var message: String = String()
 
-  public var object: String = String()
+  package var object: String = String()
 
-  public var property: String = String()
+  package var property: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -907,22 +907,22 @@ public nonisolated struct Statebus_V1_Error: Sendable {
 fileprivate nonisolated let _protobuf_package = "statebus.v1"
 
 nonisolated extension Statebus_V1_NullValue: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NULL_VALUE\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NULL_VALUE\0")
 }
 
 nonisolated extension Statebus_V1_ValueKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VALUE_KIND_ANY\0\u{1}VALUE_KIND_NULL\0\u{1}VALUE_KIND_BOOL\0\u{1}VALUE_KIND_INT\0\u{1}VALUE_KIND_DOUBLE\0\u{1}VALUE_KIND_STRING\0\u{1}VALUE_KIND_BYTES\0\u{1}VALUE_KIND_LIST\0\u{1}VALUE_KIND_MAP\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VALUE_KIND_ANY\0\u{1}VALUE_KIND_NULL\0\u{1}VALUE_KIND_BOOL\0\u{1}VALUE_KIND_INT\0\u{1}VALUE_KIND_DOUBLE\0\u{1}VALUE_KIND_STRING\0\u{1}VALUE_KIND_BYTES\0\u{1}VALUE_KIND_LIST\0\u{1}VALUE_KIND_MAP\0")
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0")
 }
 
 nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Value"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}null_value\0\u{3}bool_value\0\u{3}int_value\0\u{3}double_value\0\u{3}string_value\0\u{3}bytes_value\0\u{3}list_value\0\u{3}map_value\0")
+  package static let protoMessageName: String = _protobuf_package + ".Value"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}null_value\0\u{3}bool_value\0\u{3}int_value\0\u{3}double_value\0\u{3}string_value\0\u{3}bytes_value\0\u{3}list_value\0\u{3}map_value\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1007,7 +1007,7 @@ nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._M
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1050,7 +1050,7 @@ nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._M
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Value, rhs: Statebus_V1_Value) -> Bool {
+  package static func ==(lhs: Statebus_V1_Value, rhs: Statebus_V1_Value) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1058,10 +1058,10 @@ nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._M
 }
 
 nonisolated extension Statebus_V1_ListValue: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ListValue"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0")
+  package static let protoMessageName: String = _protobuf_package + ".ListValue"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1073,14 +1073,14 @@ nonisolated extension Statebus_V1_ListValue: SwiftProtobuf.Message, SwiftProtobu
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.items.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.items, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_ListValue, rhs: Statebus_V1_ListValue) -> Bool {
+  package static func ==(lhs: Statebus_V1_ListValue, rhs: Statebus_V1_ListValue) -> Bool {
     if lhs.items != rhs.items {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1088,10 +1088,10 @@ nonisolated extension Statebus_V1_ListValue: SwiftProtobuf.Message, SwiftProtobu
 }
 
 nonisolated extension Statebus_V1_MapValue: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MapValue"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0")
+  package static let protoMessageName: String = _protobuf_package + ".MapValue"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1103,14 +1103,14 @@ nonisolated extension Statebus_V1_MapValue: SwiftProtobuf.Message, SwiftProtobuf
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.entries.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Statebus_V1_Value>.self, value: self.entries, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_MapValue, rhs: Statebus_V1_MapValue) -> Bool {
+  package static func ==(lhs: Statebus_V1_MapValue, rhs: Statebus_V1_MapValue) -> Bool {
     if lhs.entries != rhs.entries {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1118,10 +1118,10 @@ nonisolated extension Statebus_V1_MapValue: SwiftProtobuf.Message, SwiftProtobuf
 }
 
 nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PathComponent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}index\0")
+  package static let protoMessageName: String = _protobuf_package + ".PathComponent"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}index\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1148,7 +1148,7 @@ nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1167,7 +1167,7 @@ nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_PathComponent, rhs: Statebus_V1_PathComponent) -> Bool {
+  package static func ==(lhs: Statebus_V1_PathComponent, rhs: Statebus_V1_PathComponent) -> Bool {
     if lhs.step != rhs.step {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1175,10 +1175,10 @@ nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PropertySchema"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{3}type_name\0\u{1}writable\0\u{1}persisted\0\u{1}optional\0")
+  package static let protoMessageName: String = _protobuf_package + ".PropertySchema"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}kind\0\u{3}type_name\0\u{1}writable\0\u{1}persisted\0\u{1}optional\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1195,7 +1195,7 @@ nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
@@ -1217,7 +1217,7 @@ nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_PropertySchema, rhs: Statebus_V1_PropertySchema) -> Bool {
+  package static func ==(lhs: Statebus_V1_PropertySchema, rhs: Statebus_V1_PropertySchema) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs.typeName != rhs.typeName {return false}
@@ -1230,10 +1230,10 @@ nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ObjectSchema"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0")
+  package static let protoMessageName: String = _protobuf_package + ".ObjectSchema"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1246,7 +1246,7 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
@@ -1256,7 +1256,7 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_ObjectSchema, rhs: Statebus_V1_ObjectSchema) -> Bool {
+  package static func ==(lhs: Statebus_V1_ObjectSchema, rhs: Statebus_V1_ObjectSchema) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.properties != rhs.properties {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -1265,10 +1265,10 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Request"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0")
+  package static let protoMessageName: String = _protobuf_package + ".Request"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1346,7 +1346,7 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1383,7 +1383,7 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Request, rhs: Statebus_V1_Request) -> Bool {
+  package static func ==(lhs: Statebus_V1_Request, rhs: Statebus_V1_Request) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.requestID != rhs.requestID {return false}
     if lhs.body != rhs.body {return false}
@@ -1393,10 +1393,10 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
 }
 
 nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Reply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0")
+  package static let protoMessageName: String = _protobuf_package + ".Reply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1474,7 +1474,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1511,7 +1511,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Reply, rhs: Statebus_V1_Reply) -> Bool {
+  package static func ==(lhs: Statebus_V1_Reply, rhs: Statebus_V1_Reply) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.requestID != rhs.requestID {return false}
     if lhs.body != rhs.body {return false}
@@ -1521,10 +1521,10 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
 }
 
 nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0")
+  package static let protoMessageName: String = _protobuf_package + ".Hello"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1538,7 +1538,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.viewID.isEmpty {
       try visitor.visitSingularStringField(value: self.viewID, fieldNumber: 1)
     }
@@ -1551,7 +1551,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Hello, rhs: Statebus_V1_Hello) -> Bool {
+  package static func ==(lhs: Statebus_V1_Hello, rhs: Statebus_V1_Hello) -> Bool {
     if lhs.viewID != rhs.viewID {return false}
     if lhs.nodeName != rhs.nodeName {return false}
     if lhs.objects != rhs.objects {return false}
@@ -1561,10 +1561,10 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 }
 
 nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0")
+  package static let protoMessageName: String = _protobuf_package + ".Welcome"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1581,7 +1581,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.epoch != 0 {
       try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
     }
@@ -1603,7 +1603,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Welcome, rhs: Statebus_V1_Welcome) -> Bool {
+  package static func ==(lhs: Statebus_V1_Welcome, rhs: Statebus_V1_Welcome) -> Bool {
     if lhs.epoch != rhs.epoch {return false}
     if lhs.updatesEndpoint != rhs.updatesEndpoint {return false}
     if lhs.hostName != rhs.hostName {return false}
@@ -1616,10 +1616,10 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
 }
 
 nonisolated extension Statebus_V1_SnapshotRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SnapshotRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0")
+  package static let protoMessageName: String = _protobuf_package + ".SnapshotRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1631,14 +1631,14 @@ nonisolated extension Statebus_V1_SnapshotRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.object.isEmpty {
       try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_SnapshotRequest, rhs: Statebus_V1_SnapshotRequest) -> Bool {
+  package static func ==(lhs: Statebus_V1_SnapshotRequest, rhs: Statebus_V1_SnapshotRequest) -> Bool {
     if lhs.object != rhs.object {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1646,10 +1646,10 @@ nonisolated extension Statebus_V1_SnapshotRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Statebus_V1_SnapshotChunk: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SnapshotChunk"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{1}sequence\0\u{3}chunk_index\0\u{1}last\0\u{1}properties\0")
+  package static let protoMessageName: String = _protobuf_package + ".SnapshotChunk"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{1}sequence\0\u{3}chunk_index\0\u{1}last\0\u{1}properties\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1666,7 +1666,7 @@ nonisolated extension Statebus_V1_SnapshotChunk: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.object.isEmpty {
       try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
     }
@@ -1688,7 +1688,7 @@ nonisolated extension Statebus_V1_SnapshotChunk: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_SnapshotChunk, rhs: Statebus_V1_SnapshotChunk) -> Bool {
+  package static func ==(lhs: Statebus_V1_SnapshotChunk, rhs: Statebus_V1_SnapshotChunk) -> Bool {
     if lhs.object != rhs.object {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.sequence != rhs.sequence {return false}
@@ -1701,10 +1701,10 @@ nonisolated extension Statebus_V1_SnapshotChunk: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Statebus_V1_PropertyState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PropertyState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}value\0\u{1}version\0")
+  package static let protoMessageName: String = _protobuf_package + ".PropertyState"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}value\0\u{1}version\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1718,7 +1718,7 @@ nonisolated extension Statebus_V1_PropertyState: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1735,7 +1735,7 @@ nonisolated extension Statebus_V1_PropertyState: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_PropertyState, rhs: Statebus_V1_PropertyState) -> Bool {
+  package static func ==(lhs: Statebus_V1_PropertyState, rhs: Statebus_V1_PropertyState) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs._value != rhs._value {return false}
     if lhs.version != rhs.version {return false}
@@ -1745,10 +1745,10 @@ nonisolated extension Statebus_V1_PropertyState: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Statebus_V1_WriteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WriteRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{3}write_id\0\u{1}changes\0\u{3}view_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".WriteRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{3}write_id\0\u{1}changes\0\u{3}view_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1763,7 +1763,7 @@ nonisolated extension Statebus_V1_WriteRequest: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.object.isEmpty {
       try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
     }
@@ -1779,7 +1779,7 @@ nonisolated extension Statebus_V1_WriteRequest: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_WriteRequest, rhs: Statebus_V1_WriteRequest) -> Bool {
+  package static func ==(lhs: Statebus_V1_WriteRequest, rhs: Statebus_V1_WriteRequest) -> Bool {
     if lhs.object != rhs.object {return false}
     if lhs.writeID != rhs.writeID {return false}
     if lhs.changes != rhs.changes {return false}
@@ -1790,10 +1790,10 @@ nonisolated extension Statebus_V1_WriteRequest: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Statebus_V1_WriteReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WriteReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}write_id\0\u{1}accepted\0\u{1}sequence\0\u{1}rejection\0")
+  package static let protoMessageName: String = _protobuf_package + ".WriteReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}write_id\0\u{1}accepted\0\u{1}sequence\0\u{1}rejection\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1808,7 +1808,7 @@ nonisolated extension Statebus_V1_WriteReply: SwiftProtobuf.Message, SwiftProtob
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1828,7 +1828,7 @@ nonisolated extension Statebus_V1_WriteReply: SwiftProtobuf.Message, SwiftProtob
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_WriteReply, rhs: Statebus_V1_WriteReply) -> Bool {
+  package static func ==(lhs: Statebus_V1_WriteReply, rhs: Statebus_V1_WriteReply) -> Bool {
     if lhs.writeID != rhs.writeID {return false}
     if lhs.accepted != rhs.accepted {return false}
     if lhs.sequence != rhs.sequence {return false}
@@ -1839,10 +1839,10 @@ nonisolated extension Statebus_V1_WriteReply: SwiftProtobuf.Message, SwiftProtob
 }
 
 nonisolated extension Statebus_V1_Goodbye: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Goodbye"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".Goodbye"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1854,14 +1854,14 @@ nonisolated extension Statebus_V1_Goodbye: SwiftProtobuf.Message, SwiftProtobuf.
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.viewID.isEmpty {
       try visitor.visitSingularStringField(value: self.viewID, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Goodbye, rhs: Statebus_V1_Goodbye) -> Bool {
+  package static func ==(lhs: Statebus_V1_Goodbye, rhs: Statebus_V1_Goodbye) -> Bool {
     if lhs.viewID != rhs.viewID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1869,29 +1869,29 @@ nonisolated extension Statebus_V1_Goodbye: SwiftProtobuf.Message, SwiftProtobuf.
 }
 
 nonisolated extension Statebus_V1_Ping: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Ping"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".Ping"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Ping, rhs: Statebus_V1_Ping) -> Bool {
+  package static func ==(lhs: Statebus_V1_Ping, rhs: Statebus_V1_Ping) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Statebus_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Pong"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0")
+  package static let protoMessageName: String = _protobuf_package + ".Pong"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1903,14 +1903,14 @@ nonisolated extension Statebus_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._Me
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.epoch != 0 {
       try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Pong, rhs: Statebus_V1_Pong) -> Bool {
+  package static func ==(lhs: Statebus_V1_Pong, rhs: Statebus_V1_Pong) -> Bool {
     if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -1918,10 +1918,10 @@ nonisolated extension Statebus_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._Me
 }
 
 nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Publication"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}updates\0\u{1}heartbeat\0\u{3}join_marker\0")
+  package static let protoMessageName: String = _protobuf_package + ".Publication"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}updates\0\u{1}heartbeat\0\u{3}join_marker\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1936,7 +1936,7 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -1956,7 +1956,7 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Publication, rhs: Statebus_V1_Publication) -> Bool {
+  package static func ==(lhs: Statebus_V1_Publication, rhs: Statebus_V1_Publication) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.updates != rhs.updates {return false}
     if lhs._heartbeat != rhs._heartbeat {return false}
@@ -1967,10 +1967,10 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
 }
 
 nonisolated extension Statebus_V1_UpdateBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdateBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{1}sequence\0\u{1}origin\0\u{3}write_id\0\u{1}changes\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdateBatch"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{1}sequence\0\u{1}origin\0\u{3}write_id\0\u{1}changes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -1987,7 +1987,7 @@ nonisolated extension Statebus_V1_UpdateBatch: SwiftProtobuf.Message, SwiftProto
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.object.isEmpty {
       try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
     }
@@ -2009,7 +2009,7 @@ nonisolated extension Statebus_V1_UpdateBatch: SwiftProtobuf.Message, SwiftProto
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_UpdateBatch, rhs: Statebus_V1_UpdateBatch) -> Bool {
+  package static func ==(lhs: Statebus_V1_UpdateBatch, rhs: Statebus_V1_UpdateBatch) -> Bool {
     if lhs.object != rhs.object {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.sequence != rhs.sequence {return false}
@@ -2022,10 +2022,10 @@ nonisolated extension Statebus_V1_UpdateBatch: SwiftProtobuf.Message, SwiftProto
 }
 
 nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Change"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}property\0\u{1}path\0\u{1}value\0\u{3}expected_version\0")
+  package static let protoMessageName: String = _protobuf_package + ".Change"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}property\0\u{1}path\0\u{1}value\0\u{3}expected_version\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -2040,7 +2040,7 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -2060,7 +2060,7 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Change, rhs: Statebus_V1_Change) -> Bool {
+  package static func ==(lhs: Statebus_V1_Change, rhs: Statebus_V1_Change) -> Bool {
     if lhs.property != rhs.property {return false}
     if lhs.path != rhs.path {return false}
     if lhs._value != rhs._value {return false}
@@ -2071,10 +2071,10 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
 }
 
 nonisolated extension Statebus_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Heartbeat"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{1}sequences\0")
+  package static let protoMessageName: String = _protobuf_package + ".Heartbeat"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{1}sequences\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -2087,7 +2087,7 @@ nonisolated extension Statebus_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobu
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.epoch != 0 {
       try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 1)
     }
@@ -2097,7 +2097,7 @@ nonisolated extension Statebus_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobu
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Heartbeat, rhs: Statebus_V1_Heartbeat) -> Bool {
+  package static func ==(lhs: Statebus_V1_Heartbeat, rhs: Statebus_V1_Heartbeat) -> Bool {
     if lhs.epoch != rhs.epoch {return false}
     if lhs.sequences != rhs.sequences {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -2106,10 +2106,10 @@ nonisolated extension Statebus_V1_Heartbeat: SwiftProtobuf.Message, SwiftProtobu
 }
 
 nonisolated extension Statebus_V1_ObjectSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ObjectSequence"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}sequence\0")
+  package static let protoMessageName: String = _protobuf_package + ".ObjectSequence"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}sequence\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -2122,7 +2122,7 @@ nonisolated extension Statebus_V1_ObjectSequence: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.object.isEmpty {
       try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
     }
@@ -2132,7 +2132,7 @@ nonisolated extension Statebus_V1_ObjectSequence: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_ObjectSequence, rhs: Statebus_V1_ObjectSequence) -> Bool {
+  package static func ==(lhs: Statebus_V1_ObjectSequence, rhs: Statebus_V1_ObjectSequence) -> Bool {
     if lhs.object != rhs.object {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -2141,10 +2141,10 @@ nonisolated extension Statebus_V1_ObjectSequence: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Statebus_V1_JoinMarker: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".JoinMarker"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{1}epoch\0")
+  package static let protoMessageName: String = _protobuf_package + ".JoinMarker"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{1}epoch\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -2157,7 +2157,7 @@ nonisolated extension Statebus_V1_JoinMarker: SwiftProtobuf.Message, SwiftProtob
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.viewID.isEmpty {
       try visitor.visitSingularStringField(value: self.viewID, fieldNumber: 1)
     }
@@ -2167,7 +2167,7 @@ nonisolated extension Statebus_V1_JoinMarker: SwiftProtobuf.Message, SwiftProtob
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_JoinMarker, rhs: Statebus_V1_JoinMarker) -> Bool {
+  package static func ==(lhs: Statebus_V1_JoinMarker, rhs: Statebus_V1_JoinMarker) -> Bool {
     if lhs.viewID != rhs.viewID {return false}
     if lhs.epoch != rhs.epoch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -2176,10 +2176,10 @@ nonisolated extension Statebus_V1_JoinMarker: SwiftProtobuf.Message, SwiftProtob
 }
 
 nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}object\0\u{1}property\0")
+  package static let protoMessageName: String = _protobuf_package + ".Error"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}object\0\u{1}property\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -2194,7 +2194,7 @@ nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._M
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.code != .unspecified {
       try visitor.visitSingularEnumField(value: self.code, fieldNumber: 1)
     }
@@ -2210,7 +2210,7 @@ nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._M
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Statebus_V1_Error, rhs: Statebus_V1_Error) -> Bool {
+  package static func ==(lhs: Statebus_V1_Error, rhs: Statebus_V1_Error) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.object != rhs.object {return false}

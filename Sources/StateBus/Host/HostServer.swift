@@ -4,11 +4,12 @@ import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
 
-/// The host's protocol engine: its sockets and every message it handles. Lives on the
-/// host's I/O loop thread only, so it needs no locks of its own (the shared object state
-/// is in ``HostState``).
-final class HostEngine {
-    let state: HostState
+/// The host's side of the protocol: its two sockets and every message it handles. Lives on
+/// the host's I/O loop thread only, so it needs no locks of its own (the shared object
+/// state is in ``SourceOfTruth``; the group commit before each publication is the
+/// ``CommitPipeline``).
+final class HostServer {
+    let state: SourceOfTruth
     let configuration: HostConfiguration
     let counters: HostCounters
     let control: Socket
@@ -18,6 +19,8 @@ final class HostEngine {
     private var lastPublish = ContinuousClock.now
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
+    /// The group commit that runs before every publication.
+    private let commitPipeline: CommitPipeline
     /// Accepted writes answered after this turn's group commit: those to persisted
     /// properties (`durable`), and any write queued behind one, so replies keep their order
     /// and a burst mixing both kinds still commits once.
@@ -35,10 +38,11 @@ final class HostEngine {
         return options
     }()
 
-    init(thread: LoopThread, state: HostState, objects: [ObjectDefinition], configuration: HostConfiguration, counters: HostCounters) throws {
+    init(thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], configuration: HostConfiguration, counters: HostCounters) throws {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
+        commitPipeline = CommitPipeline(truth: state, persistence: persistence)
         self.state = state
         self.configuration = configuration
         self.counters = counters
@@ -281,36 +285,13 @@ final class HostEngine {
     /// still lose, so a view that restarts with the host sees nothing go backwards. The cost
     /// is one fsync of latency on an update that touches a persisted property.
     func publishPending() {
-        var pending: [(object: String, batch: Statebus_V1_UpdateBatch)] = []
-        var waiters: [(HostState.DurabilityWaiter, StateBusError?)] = []
-        // The first round holds every view write waiting in `waitingReplies` (applied on this
-        // thread): its outcome is theirs.
-        var failure: PersistenceError?
-        var round = 0
-        while true {
-            let taken = state.takeUnpublished()
-            if round > 0, taken.batches.isEmpty, taken.waiters.isEmpty { break }
-            let outcome = persistence?.commit(taken.batches)
-            if round == 0 { failure = outcome }
-            pending += taken.batches
-            // A failed transaction fails the waiters whose batch touched persisted properties;
-            // the others' changes stand.
-            waiters += taken.waiters.map { entry in
-                guard let outcome, persistence?.touchesPersisted(entry.object, entry.properties) == true else { return (entry.waiter, nil) }
-                return (entry.waiter, StateBusError(.persistenceFailed, "the host could not make the change durable, so its persisted properties were set back to their stored values: \(outcome)", object: entry.object))
-            }
-            round += 1
-            // A failed commit queued compensations, and other threads may have applied batches
-            // meanwhile: another round commits what they changed (compensations need no
-            // transaction: they restore what the file holds), so nothing is published that
-            // the file does not hold.
-            if outcome == nil { break }
-        }
+        let outcome = commitPipeline.run()
         if let persistence { counters.persistenceCommits.store(persistence.store.commitCount, ordering: .relaxed) }
         defer {
-            answerWaitingWrites(failure: failure)
-            for (waiter, error) in waiters { waiter(error) }
+            answerWaitingWrites(failure: outcome.failure)
+            for (waiter, error) in outcome.waiters { waiter(error) }
         }
+        let pending = outcome.batches
         var start = 0
         while start < pending.count {
             let object = pending[start].object
@@ -318,7 +299,7 @@ final class HostEngine {
             while end < pending.count, end - start < 512, pending[end].object == object { end += 1 }
             var publication = Statebus_V1_Publication()
             publication.protocolVersion = StateBusProtocol.version
-            publication.updates = pending[start..<end].map(\.batch)
+            publication.updates = pending[start..<end].map { $0.wire(epoch: state.epoch) }
             start = end
             if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
                 counters.publicationsToDrop.subtract(1, ordering: .relaxed)

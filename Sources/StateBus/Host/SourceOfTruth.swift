@@ -1,13 +1,15 @@
-import StateBusWire
 import Synchronization
 
-/// The host's objects and its queue of applied-but-unpublished batches, under one lock, so
-/// that sequence numbers are assigned and queued in the same order from any thread.
-final class HostState: Sendable {
+/// The host's source of truth: its objects and its queue of applied-but-unpublished batches,
+/// under one lock, so that sequence numbers are assigned and queued in the same order from
+/// any thread (the I/O loop applies views' writes, the host's own code applies its changes).
+///
+/// It knows nothing about the wire: ``HostServer`` encodes the queued batches.
+final class SourceOfTruth: Sendable {
     struct Inner {
         var stores: [String: ObjectStore]
         /// Batches in sequence order per object, waiting for the loop to publish them.
-        var unpublished: [(object: String, batch: Statebus_V1_UpdateBatch)] = []
+        var unpublished: [AppliedBatch] = []
         /// Told the outcome of the group commit of the batches queued before them (for
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
         var durabilityWaiters: [(object: String, properties: [String], waiter: DurabilityWaiter)] = []
@@ -56,14 +58,7 @@ final class HostState: Sendable {
             // Changed in place: a copy of the store taken out of the dictionary would make
             // the change copy every value of the object.
             let sequence = inner.stores[object]!.apply(resolved)
-            var batch = Statebus_V1_UpdateBatch()
-            batch.object = object
-            batch.epoch = epoch
-            batch.sequence = sequence
-            batch.origin = origin ?? ""
-            batch.writeID = writeID
-            batch.changes = ObjectStore.wireChanges(resolved)
-            inner.unpublished.append((object, batch))
+            inner.unpublished.append(AppliedBatch(object: object, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
             if let whenDurable { inner.durabilityWaiters.append((object, changes.map(\.property), whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
@@ -78,7 +73,7 @@ final class HostState: Sendable {
     }
 
     /// Takes every queued batch, in order, with the waiters queued alongside them.
-    func takeUnpublished() -> (batches: [(object: String, batch: Statebus_V1_UpdateBatch)], waiters: [(object: String, properties: [String], waiter: DurabilityWaiter)]) {
+    func takeUnpublished() -> (batches: [AppliedBatch], waiters: [(object: String, properties: [String], waiter: DurabilityWaiter)]) {
         inner.withLock { inner in
             inner.publishScheduled = false
             defer {

@@ -10,7 +10,7 @@ import ZeroMQ
 /// Phases: hello → (welcome) subscribe → (join marker) snapshot → (last chunk) live.
 /// Updates that arrive before the snapshot is complete are buffered, then those newer than
 /// the snapshot are applied in order, so no update is missed or applied twice.
-final class ReplicaEngine {
+final class ReplicaClient {
     enum Phase {
         case hello
         case awaitingJoin
@@ -159,7 +159,7 @@ final class ReplicaEngine {
                 continue
             }
             guard let reply = try? message.withUnsafeBytes({ bytes in
-                try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostEngine.decodingOptions)
+                try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
             }) else {
                 logger.warning("dropped a reply that is not a StateBus message")
                 continue
@@ -292,7 +292,7 @@ final class ReplicaEngine {
             guard let frames = try? subscriber.tryReceiveMultipart() else { return }
             lastHeard = .now
             guard frames.count == 2, let publication = try? frames[1].withUnsafeBytes({ bytes in
-                try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostEngine.decodingOptions)
+                try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
             }) else { continue }
             if publication.hasJoinMarker {
                 guard phase == .awaitingJoin, publication.joinMarker.viewID == viewID else { continue }

@@ -1,0 +1,32 @@
+import StateBusWire
+
+// What an object's store sends: the changes of a batch and the states of a snapshot.
+
+extension ObjectStore {
+    /// The wire changes of a batch: path writes travel as path writes, so views apply only
+    /// the part that changed; whole-property writes carry the canonical value.
+    static func wireChanges(_ resolved: [Resolved]) -> [Statebus_V1_Change] {
+        resolved.map { item in
+            var change = Statebus_V1_Change()
+            change.property = item.change.property
+            if item.change.path.components.isEmpty {
+                change.value = item.newValue.wire
+            } else {
+                change.path = item.change.path.wire
+                change.value = (item.newValue[item.change.path] ?? item.change.value).wire
+            }
+            return change
+        }
+    }
+
+    /// Every property's state, for a snapshot.
+    var propertyStates: [Statebus_V1_PropertyState] {
+        definition.properties.map { property in
+            var state = Statebus_V1_PropertyState()
+            state.name = property.name
+            state.value = (values[property.name] ?? property.defaultValue).wire
+            state.version = versions[property.name, default: 0]
+            return state
+        }
+    }
+}
