@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "StateBusWire", targets: ["StateBusWire"]),
         .library(name: "StateBus", targets: ["StateBus"]),
+        .library(name: "StateBusTerminalUI", targets: ["StateBusTerminalUI"]),
         .library(name: "StateBusTesting", targets: ["StateBusTesting"]),
         .executable(name: "statebus", targets: ["statebus"]),
     ],
@@ -71,12 +72,16 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
+        // module so that those SwiftUI-like names never collide with SwiftUI's in a program
+        // that imports StateBus only.
+        .target(name: "StateBusTerminalUI", dependencies: ["StateBus"]),
         // Process supervision, shared by the CLI (demo, launch) and the testing product.
         .target(name: "StateBusLaunch", dependencies: ["StateBus", .product(name: "Yams", package: "Yams")]),
         // Helpers for integration tests: child processes, waits with deadlines.
         .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "ZeroMQ"]),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
-        .target(name: "StateBusDemo", dependencies: ["StateBus"]),
+        .target(name: "StateBusDemo", dependencies: ["StateBus", "StateBusTerminalUI"]),
         // The command-line tool.
         .executableTarget(
             name: "statebus",
@@ -105,7 +110,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StateBusTests",
-            dependencies: ["StateBus", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusTesting", "ZeroMQ", "statebus"]),
         // The testing product's own tests: they run the built `statebus` for process nodes.

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusTerminalUI
 
 /// The demo's apps.
 public enum DemoApp: String, CaseIterable, Sendable {
@@ -57,16 +58,16 @@ public enum DemoNode {
         switch app {
         case .sharedText:
             let shared = try await environment.replica(of: SharedData.self)
-            let host = ViewHost(SharedTextView(name: name).environmentObject(shared), environment: environment, output: print)
-            host.start()
+            let renderer = ViewRenderer(SharedTextView(name: name).environmentObject(shared), environment: environment, output: print)
+            renderer.start()
             for await line in commands { shared.sharedText = line }
-            host.stop()
+            renderer.stop()
         case .profile:
             let profile = try await environment.replica(of: ProfileViewModel.self)
-            let host = ViewHost(ProfileScreenView(screen: screen).environmentObject(profile), environment: environment, output: print)
-            host.start()
+            let renderer = ViewRenderer(ProfileScreenView(screen: screen).environmentObject(profile), environment: environment, output: print)
+            renderer.start()
             for await line in commands { apply(line, to: profile, output: { output("[\(name)] \($0)") }) }
-            host.stop()
+            renderer.stop()
         }
         output("[\(name)] closed")
     }

@@ -1,4 +1,5 @@
 import StateBus
+import StateBusTerminalUI
 
 /// A user, as in the profile editor of the SwiftUI examples (seeds/000).
 public struct User: Codable, Sendable, Equatable {
@@ -26,10 +27,10 @@ public final class ProfileViewModel {
     })
     public var user: User = User(username: "anna", email: "anna@example.com")
 
-    /// Whether the host is loading the profile; only the host sets it.
+    /// Whether the host is loading the profile; only the host updates it.
     @HostOnly public var isLoading: Bool = false
 
-    /// A message from the host about the profile, if any; only the host sets it.
+    /// A message from the host about the profile, if any; only the host updates it.
     @HostOnly public var error: String? = nil
 
     /// Whether notifications are on; kept by the host across restarts.

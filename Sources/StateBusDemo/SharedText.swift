@@ -1,4 +1,5 @@
 import StateBus
+import StateBusTerminalUI
 
 /// The shared text of the SwiftUI environment-object example (seeds/003): one string that
 /// three views show and edit. The host owns it; each view process holds a replica.

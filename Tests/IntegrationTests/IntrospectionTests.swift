@@ -77,7 +77,7 @@ struct IntrospectionTests {
             let watcher = try system.startProcess(executable: system.statebus,
                                                   arguments: ["watch", "--control", host.controlEndpoint, "--object", "Profile"], name: "watch")
             try await watcher.waitForLine("the first state") { $0.hasPrefix("Profile @ sequence 0 (live)") }
-            try host.set("isLoading", to: true, in: "Profile")
+            try host.update("isLoading", to: true, in: "Profile")
             try await watcher.waitForLine("the host's change") { $0 == "  isLoading = true" }
             let editor = try await system.startView(of: "Profile", at: host.controlEndpoint, name: "editor")
             try await editor.set("user.username", to: "bea")

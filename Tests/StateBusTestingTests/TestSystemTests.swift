@@ -51,7 +51,7 @@ struct TestSystemTests {
             try await waitUntilConverged(host.observed("Counter"), [first, second])
 
             first.pause()
-            try host.set("count", to: 5, in: "Counter")
+            try host.update("count", to: 5, in: "Counter")
             first.resume()
             try await waitUntil(first, "count", equals: 5)
 
@@ -95,7 +95,7 @@ struct TestSystemTests {
         try await withTestSystem { system in
             let host = try await system.startHost([counter])
             let view = try await system.startView(of: "Counter", at: host.controlEndpoint, name: "slow")
-            try host.set("count", to: 2, in: "Counter")
+            try host.update("count", to: 2, in: "Counter")
             try await waitUntil(view, "count", equals: 2)
             do {
                 try await waitUntil(view, "count", equals: 99, timeout: .milliseconds(300))
@@ -107,7 +107,7 @@ struct TestSystemTests {
 
             // A paused view misses a change: the convergence timeout says which view and what.
             view.pause()
-            try host.set("count", to: 5, in: "Counter")
+            try host.update("count", to: 5, in: "Counter")
             do {
                 try await waitUntilConverged(host.observed("Counter"), [view], timeout: .milliseconds(300))
                 Issue.record("a paused view converged")
@@ -126,11 +126,11 @@ struct TestSystemTests {
             let host = try await system.startHost([counter])
             let view = try await system.startView(of: "Counter", at: host.controlEndpoint, name: "late")
             view.pause()
-            try host.set("count", to: 1, in: "Counter")
+            try host.update("count", to: 1, in: "Counter")
             // The wait starts while the view lags; the host changes again and the view resumes
             // only after that, so the wait can only end on the final state.
             async let converged: Void = waitUntilConverged(host.observed("Counter"), [view])
-            try host.set("count", to: 2, in: "Counter")
+            try host.update("count", to: 2, in: "Counter")
             view.resume()
             try await converged
             #expect(view.state?.values["count"] == 2)

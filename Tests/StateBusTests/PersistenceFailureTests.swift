@@ -27,11 +27,11 @@ struct PersistenceFailureTests {
         }
 
         // The host's own durable set fails the same way; a plain set is undone by its commit.
-        let hostError = await #expect(throws: StateBusError.self) { try await host.setDurably("theme", to: large, in: "Settings") }
+        let hostError = await #expect(throws: StateBusError.self) { try await host.updateDurably("theme", to: large, in: "Settings") }
         #expect(hostError?.code == .persistenceFailed)
-        try host.set("theme", to: large, in: "Settings")
+        try host.update("theme", to: large, in: "Settings")
         // A change to a property that is not persisted still succeeds in the failing round.
-        try await host.setDurably("draft", to: "kept", in: "Settings")
+        try await host.updateDurably("draft", to: "kept", in: "Settings")
         #expect(host.value(of: "theme", in: "Settings") == "dark")
         #expect(host.value(of: "draft", in: "Settings") == "kept")
         #expect(host.statistics.writesRejected == 1)

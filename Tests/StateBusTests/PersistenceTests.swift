@@ -25,7 +25,7 @@ struct PersistenceTests {
         defer { replica.close() }
         _ = try await replica.write("notifications", to: false).accepted()
         _ = try await replica.write("draft", to: "unsaved").accepted()
-        try first.set("theme", to: "dark", in: "Settings")
+        try first.update("theme", to: "dark", in: "Settings")
         first.stop()
         let second = try await Self.host(folder)
         defer { second.stop() }
@@ -47,7 +47,7 @@ struct PersistenceTests {
         _ = try await replica.write("theme", to: "warm-up").accepted()
         let before = host.statistics.persistenceCommits
         let resume = await host.pauseLoopForTesting()
-        for index in 1...1000 { try host.set("theme", to: .string("theme \(index)"), in: "Settings") }
+        for index in 1...1000 { try host.update("theme", to: .string("theme \(index)"), in: "Settings") }
         resume()
         try await replica.waitFor(timeout: .seconds(20), "the last change") { $0["theme"] == "theme 1000" }
         #expect(host.statistics.persistenceCommits == before + 1)
@@ -79,12 +79,12 @@ struct PersistenceTests {
         let host = try await Self.host(folder)
         defer { host.stop() }
         let before = host.statistics.persistenceCommits
-        try await host.setDurably("theme", to: "dark", in: "Settings")
+        try await host.updateDurably("theme", to: "dark", in: "Settings")
         #expect(host.statistics.persistenceCommits == before + 1)
         #expect(try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
             .contains { $0.property == "theme" && $0.value == "dark" })
         // A property that is not persisted needs no commit.
-        try await host.setDurably("draft", to: "x", in: "Settings")
+        try await host.updateDurably("draft", to: "x", in: "Settings")
         #expect(host.statistics.persistenceCommits == before + 1)
     }
 
@@ -110,7 +110,7 @@ struct PersistenceTests {
         #expect(warning.message.contains("using the default true"))
         #expect(host.value(of: "theme", in: "Settings") == "light")       // new: the default
         #expect(host.value(of: "retired", in: "Settings") == nil)         // unknown: ignored
-        try host.set("theme", to: "dark", in: "Settings")
+        try host.update("theme", to: "dark", in: "Settings")
         let replica = try await Fixtures.liveReplica("Settings", of: host)
         replica.close()
         host.stop()
@@ -124,7 +124,7 @@ struct PersistenceTests {
         let folder = Fixtures.temporaryFolder()
         let host = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
             name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
-        try host.set("theme", to: "dark", in: "Settings")
+        try host.update("theme", to: "dark", in: "Settings")
         host.stop()
         #expect(!FileManager.default.fileExists(atPath: "\(folder)/settings.sqlite"))
         #expect(host.statistics.persistenceCommits == 0)

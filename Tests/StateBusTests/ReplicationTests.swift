@@ -9,12 +9,12 @@ struct ReplicationTests {
     func joinAndFollow() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        try host.set("sharedText", to: "before join", in: "SharedData")
+        try host.update("sharedText", to: "before join", in: "SharedData")
         let replica = try await Fixtures.liveReplica("SharedData", of: host)
         defer { replica.close() }
         #expect(replica["sharedText"] == "before join")
         #expect(replica.epoch == host.epoch)
-        try host.set("sharedText", to: "after join", in: "SharedData")
+        try host.update("sharedText", to: "after join", in: "SharedData")
         try await replica.waitFor(timeout: .seconds(20), "the host's change") { $0["sharedText"] == "after join" }
         #expect(replica.sequence == host.sequence(of: "SharedData"))
     }
@@ -25,7 +25,7 @@ struct ReplicationTests {
         defer { host.stop() }
         let writer = Task.detached {
             for value in 1...3000 {
-                try host.set("counter", to: .int(Int64(value)), in: "SharedData")
+                try host.update("counter", to: .int(Int64(value)), in: "SharedData")
                 if value % 100 == 0 { await Task.yield() }
             }
         }
@@ -46,7 +46,7 @@ struct ReplicationTests {
         let replica = try await Fixtures.liveReplica("SharedData", of: host)
         defer { replica.close() }
         host.dropNextPublicationsForTesting(3)
-        for value in 1...10 { try host.set("counter", to: .int(Int64(value)), in: "SharedData") }
+        for value in 1...10 { try host.update("counter", to: .int(Int64(value)), in: "SharedData") }
         try await replica.waitFor(timeout: .seconds(20), "resync after the gap") { $0["counter"] == 10 }
         #expect(replica.values == host.values(of: "SharedData"))
         #expect(replica.sequence == host.sequence(of: "SharedData"))
@@ -59,7 +59,7 @@ struct ReplicationTests {
         let replica = try await Fixtures.liveReplica("SharedData", of: host)
         defer { replica.close() }
         host.dropNextPublicationsForTesting(1)
-        try host.set("sharedText", to: "lost on the wire", in: "SharedData")
+        try host.update("sharedText", to: "lost on the wire", in: "SharedData")
         try await replica.waitFor(timeout: .seconds(20), "the heartbeat-driven resync") { $0["sharedText"] == "lost on the wire" }
     }
 
@@ -67,7 +67,7 @@ struct ReplicationTests {
     func hostRestart() async throws {
         let folder = Fixtures.temporaryFolder()
         let first = try await Fixtures.host(folder: folder)
-        try first.set("sharedText", to: "first run", in: "SharedData")
+        try first.update("sharedText", to: "first run", in: "SharedData")
         let replica = try await Fixtures.liveReplica("SharedData", of: first)
         defer { replica.close() }
         #expect(replica["sharedText"] == "first run")
@@ -76,7 +76,7 @@ struct ReplicationTests {
         let second = try await Fixtures.host(folder: folder)
         defer { second.stop() }
         #expect(second.epoch != first.epoch)
-        try second.set("sharedText", to: "second run", in: "SharedData")
+        try second.update("sharedText", to: "second run", in: "SharedData")
         try await replica.waitFor(timeout: .seconds(20), "the resync with the new host") {
             $0.connectionState == .live && $0.epoch == second.epoch && $0["sharedText"] == "second run"
         }

@@ -1,4 +1,5 @@
 import StateBus
+import StateBusTerminalUI
 import Testing
 
 /// A model with two independent properties.
@@ -56,50 +57,50 @@ struct Gauge: ViewRepresentable {
 @MainActor
 @Suite("Terminal views: selective, coalesced re-rendering, state, environment, lifecycle")
 struct ViewTests {
-    /// Waits until the host has rendered a frame satisfying `condition`.
-    func frame(of host: ViewHost, _ what: String, _ condition: @escaping @MainActor ([String]) -> Bool) async throws {
-        try await waitUntil(what) { condition(host.lastFrame) }
+    /// Waits until the renderer has drawn a frame satisfying `condition`.
+    func frame(of renderer: ViewRenderer, _ what: String, _ condition: @escaping @MainActor ([String]) -> Bool) async throws {
+        try await waitUntil(what) { condition(renderer.lastFrame) }
     }
 
     @Test("a view that reads only a does not re-render when b changes")
     func selective() async throws {
         let pair = Pair()
-        let host = ViewHost(ReadsA(pair: pair)) { _ in }
-        host.start()
-        defer { host.stop() }
-        #expect(host.renderCount == 1)
+        let renderer = ViewRenderer(ReadsA(pair: pair)) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
+        #expect(renderer.renderCount == 1)
         for value in 1...5 { pair.b = value }
         await Task.yield()
         await Task.yield()
-        #expect(host.renderCount == 1)
+        #expect(renderer.renderCount == 1)
         pair.a = 7
-        try await waitUntil("the re-render") { host.lastFrame == ["a = 7"] }
-        #expect(host.renderCount == 2)
+        try await waitUntil("the re-render") { renderer.lastFrame == ["a = 7"] }
+        #expect(renderer.renderCount == 2)
     }
 
     @Test("a burst of 100 changes renders a bounded number of times and ends on the last value")
     func burst() async throws {
         let pair = Pair()
-        let host = ViewHost(ReadsA(pair: pair)) { _ in }
-        host.start()
-        defer { host.stop() }
+        let renderer = ViewRenderer(ReadsA(pair: pair)) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
         for value in 1...100 { pair.a = value }
-        try await waitUntil("the last value") { host.lastFrame == ["a = 100"] }
-        #expect(host.renderCount <= 3, "rendered \(host.renderCount) times for one burst")
+        try await waitUntil("the last value") { renderer.lastFrame == ["a = 100"] }
+        #expect(renderer.renderCount <= 3, "rendered \(renderer.renderCount) times for one burst")
     }
 
     @Test("@State survives re-renders, a child edits it through a binding, environment flows down")
     func stateBindingEnvironment() async throws {
         var environment = EnvironmentValues()
         environment.nodeName = "first"
-        let host = ViewHost(Counter(), environment: environment) { _ in }
-        host.start()
-        defer { host.stop() }
+        let renderer = ViewRenderer(Counter(), environment: environment) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
         // The child's onAppear sets the parent's state to 10 through the binding.
-        try await waitUntil("the child's edit") { host.lastFrame == ["first: 10", "stepper at 10"] }
-        let renders = host.renderCount
+        try await waitUntil("the child's edit") { renderer.lastFrame == ["first: 10", "stepper at 10"] }
+        let renders = renderer.renderCount
         #expect(renders == 2)
-        let overridden = ViewHost(Counter().environment(\.nodeName, "second"), environment: environment) { _ in }
+        let overridden = ViewRenderer(Counter().environment(\.nodeName, "second"), environment: environment) { _ in }
         overridden.start()
         defer { overridden.stop() }
         #expect(overridden.lastFrame.first == "second: 0")
@@ -126,9 +127,9 @@ struct ViewTests {
                 .onReceive(events) { log.entries.append("received \($0)") }
             }
         }
-        let host = ViewHost(Tree(pair: pair, log: log, events: events)) { _ in }
-        host.start()
-        defer { host.stop() }
+        let renderer = ViewRenderer(Tree(pair: pair, log: log, events: events)) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
         #expect(log.entries == ["appear"])
         pair.a = 1
         try await waitUntil("the change") { log.entries.contains("change 0->1") }
@@ -147,13 +148,13 @@ struct ViewTests {
             let pair: Pair
             var body: some View { Gauge(level: pair.a) }
         }
-        let host = ViewHost(Meter(pair: pair)) { _ in }
-        host.start()
-        defer { host.stop() }
+        let renderer = ViewRenderer(Meter(pair: pair)) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
         pair.a = 3
-        try await waitUntil("the update") { host.lastFrame == ["### (2)"] }
+        try await waitUntil("the update") { renderer.lastFrame == ["### (2)"] }
         pair.a = 1
-        try await waitUntil("the second update") { host.lastFrame == ["# (3)"] }
+        try await waitUntil("the second update") { renderer.lastFrame == ["# (3)"] }
         #expect(GaugeRenderer.made == 1)
     }
 
@@ -184,10 +185,10 @@ struct ViewTests {
             @EnvironmentObject var shared: SharedData
             var body: some View { Text(shared.sharedText) }
         }
-        let host = ViewHost(Reader().environmentObject(model), environment: EnvironmentValues()) { _ in }
-        host.start()
-        defer { host.stop() }
-        #expect(host.lastFrame == ["from the environment"])
+        let renderer = ViewRenderer(Reader().environmentObject(model), environment: EnvironmentValues()) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
+        #expect(renderer.lastFrame == ["from the environment"])
     }
 }
 

@@ -174,7 +174,7 @@ struct DuplicateWriteTests {
         let first = try #require(firstReply).writeReply
         #expect(first.accepted && first.sequence == 1)
         // Another writer's change, acknowledged after the first write.
-        try host.set("counter", to: 2, in: "SharedData")
+        try host.update("counter", to: 2, in: "SharedData")
 
         // The view reconnects and sends write 1 again: its answer was lost, say.
         try client.send(Self.write(id: 1, count: 1))

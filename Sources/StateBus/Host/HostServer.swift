@@ -71,7 +71,7 @@ final class HostServer {
         welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
         self.welcome = welcome
 
-        // At stop: commit and publish what is queued (a host-side set just before stop is not
+        // At stop: commit and publish what is queued (a host update just before stop is not
         // lost), then free the database for the next host.
         thread.onShutdown { [unowned self] in
             self.publishPending()

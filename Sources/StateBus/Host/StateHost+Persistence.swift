@@ -6,7 +6,7 @@ extension StateHost {
     /// `synchronous=FULL`) and the batch is published: the host-side counterpart of a view's
     /// acknowledged write.
     ///
-    /// ``apply(_:to:)`` and ``set(_:to:at:in:)`` return as soon as the change is applied (a
+    /// ``apply(_:to:)`` and ``update(_:to:at:in:)`` return as soon as the change is applied (a
     /// model's property setter cannot wait); their persisted values are committed by the next
     /// group commit, a loop turn later. Use this method when the caller must know.
     /// - Returns: the batch's sequence number.
@@ -29,11 +29,11 @@ extension StateHost {
         }
     }
 
-    /// Sets a property like ``set(_:to:at:in:)`` and returns once it is durable and published.
+    /// Updates a property like ``update(_:to:at:in:)`` and returns once it is durable and published.
     /// - Returns: the batch's sequence number.
     /// - Throws: as ``applyDurably(_:to:)``.
     @discardableResult
-    public func setDurably(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) async throws(StateBusError) -> UInt64 {
+    public func updateDurably(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) async throws(StateBusError) -> UInt64 {
         try await applyDurably([PropertyChange(property, at: path, to: value)], to: object)
     }
 

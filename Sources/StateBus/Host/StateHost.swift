@@ -13,7 +13,7 @@ import ZeroMQ
 /// let host = try await StateHost(objects: [
 ///     ObjectDefinition("SharedData", properties: [PropertyDefinition("sharedText", default: "")])
 /// ], configuration: HostConfiguration(controlEndpoint: "tcp://127.0.0.1:*"))
-/// try host.set("sharedText", to: "hello", in: "SharedData")
+/// try host.update("sharedText", to: "hello", in: "SharedData")
 /// ```
 ///
 /// All methods are thread-safe. Host-side changes apply at once (reads see them
@@ -122,7 +122,9 @@ public final class StateHost: Sendable {
 
     // MARK: Writing
 
-    /// Sets a property (or a part of it) as the host: no validators run, the type is checked.
+    /// Updates a property (or a part of it) as the host, the owner of the truth: no
+    /// validators run (they judge views' writes), the type is checked. The update is
+    /// published to every view like an accepted write.
     /// - Parameters:
     ///   - property: the property's name.
     ///   - value: the new value.
@@ -131,7 +133,7 @@ public final class StateHost: Sendable {
     /// - Returns: the batch's sequence number.
     /// - Throws: `StateBusError` (`unknownObject`, `unknownProperty`, `typeMismatch`, `invalidPath`).
     @discardableResult
-    public func set(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) throws(StateBusError) -> UInt64 {
+    public func update(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) throws(StateBusError) -> UInt64 {
         try apply([PropertyChange(property, at: path, to: value)], to: object)
     }
 

@@ -39,7 +39,7 @@ public macro SharedProperty() = #externalMacro(module: "StateBusMacros", type: "
 
 /// Keeps a property local to its process, unsynced and unobserved, like
 /// `@ObservationIgnored`: it never leaves the process, and changing it re-renders nothing.
-/// For view-local state that does re-render, use ``State`` in the view.
+/// For view-local state that does re-render, use `State` in the view.
 @attached(peer)
 public macro Local() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
 
@@ -48,7 +48,7 @@ public macro Local() = #externalMacro(module: "StateBusMacros", type: "MarkerMac
 @attached(peer)
 public macro Persisted() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
 
-/// Read-only for views: only the host sets it (a host-only setter). A view's write is
+/// Read-only for views: only the host updates it (a host-only setter). A view's write is
 /// rejected with `readOnly`.
 @attached(peer)
 public macro HostOnly() = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")

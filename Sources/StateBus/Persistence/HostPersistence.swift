@@ -87,7 +87,7 @@ final class HostPersistence {
             }
         }
         guard !touched.isEmpty else { return nil }
-        // The current values, which may already include a later host set: storing it early
+        // The current values, which may already include a later host update: storing it early
         // is harmless, and its own commit then finds nothing left to do.
         var rows: [StoredProperty] = []
         state.inner.withLock { inner in

@@ -7,7 +7,7 @@ import ZeroMQ
 
 /// Update throughput: one property changed as fast as the host can, counted at every view.
 ///
-/// StateBus: the host runs in the bench process and calls ``StateHost/set(_:to:at:in:)`` in
+/// StateBus: the host runs in the bench process and calls ``StateHost/update(_:to:at:in:)`` in
 /// a tight loop; each view is a worker process holding a ``Replica``. Raw: the bench process
 /// sends one XPUB message per update (sequence number + the same bytes StateBus puts on the
 /// wire for the value) to the same number of SUB worker processes. A view's rate is its
@@ -52,7 +52,7 @@ struct ThroughputBench {
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let started = BenchClock.now()
         for index in 1...updates {
-            try host.set("value", to: kind.value(index), in: ViewWorkers.object)
+            try host.update("value", to: kind.value(index), in: ViewWorkers.object)
         }
         return try await collect(processes, started: started)
     }

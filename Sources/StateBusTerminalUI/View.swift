@@ -1,5 +1,6 @@
+import StateBus
 /// A piece of a terminal view process's interface, as in SwiftUI: a `body` built from other
-/// views, down to ``Text``. A ``ViewHost`` renders it and re-renders it when (and only when)
+/// views, down to ``Text``. A ``ViewRenderer`` renders it and re-renders it when (and only when)
 /// a property it read changes.
 @MainActor
 public protocol View {
@@ -9,7 +10,7 @@ public protocol View {
     @ViewBuilder var body: Body { get }
 }
 
-/// A view the host renders itself instead of asking for a body.
+/// A view the renderer draws itself instead of asking for a body.
 @MainActor
 protocol PrimitiveView {
     func render(in graph: ViewGraph, path: String, into lines: inout [String])
@@ -21,8 +22,8 @@ extension Never: View {
 }
 
 extension View where Body == Never {
-    /// Primitive views have no body; the host renders them directly and never reads this.
-    public var body: Never { fatalError("\(Self.self) is rendered by the view host, not through body") }
+    /// Primitive views have no body; the renderer draws them directly and never reads this.
+    public var body: Never { fatalError("\(Self.self) is rendered by the view renderer, not through body") }
 }
 
 /// One or more lines of text.

@@ -1,6 +1,7 @@
+import StateBus
 import Observation
 
-/// The view host's memory between renders: state boxes, renderers and lifecycle records,
+/// The view renderer's memory between renders: state boxes, renderers and lifecycle records,
 /// keyed by each view's structural path in the tree.
 @MainActor
 final class ViewGraph {
@@ -110,7 +111,7 @@ final class ViewGraph {
         }
     }
 
-    /// Ends every receiver and runs every pending disappear action (the host stops).
+    /// Ends every receiver and runs every pending disappear action (the renderer stops).
     func tearDown() {
         for task in receivers.values { task.cancel() }
         receivers = [:]

@@ -1,8 +1,9 @@
+import StateBus
 import Observation
 
 /// Renders a view tree for a terminal view process and keeps it up to date.
 ///
-/// The host renders once at ``start()``, tracking every observable property the views read
+/// The renderer draws once at ``start()``, tracking every observable property the views read
 /// (shared model properties, ``State``, connection state). When one of those changes, it
 /// schedules a re-render on the main actor; changes that arrive together (a burst applied in
 /// one main-actor turn) produce one render. A property nobody read triggers nothing.
@@ -10,13 +11,13 @@ import Observation
 /// ```swift
 /// let environment = EnvironmentValues.process()
 /// let shared = try await environment.replica(of: SharedData.self)
-/// let host = ViewHost(ContentView().environmentObject(shared), environment: environment) { frame in
+/// let renderer = ViewRenderer(ContentView().environmentObject(shared), environment: environment) { frame in
 ///     print(frame.joined(separator: "\n"))
 /// }
-/// host.start()
+/// renderer.start()
 /// ```
 @MainActor
-public final class ViewHost: Observable {
+public final class ViewRenderer: Observable {
     private let graph: ViewGraph
     private let renderRoot: (ViewGraph, inout [String]) -> Void
     private let output: ([String]) -> Void
@@ -39,7 +40,7 @@ public final class ViewHost: Observable {
         return frame
     }
 
-    /// Creates a host for a view tree.
+    /// Creates a renderer for a view tree.
     /// - Parameters:
     ///   - root: the root view.
     ///   - environment: the values views read with ``Environment`` (default: the process's).

@@ -1,3 +1,4 @@
+import StateBus
 /// Wraps a renderer object that is made once and updated on every render, never rebuilt:
 /// the counterpart of SwiftUI's `UIViewRepresentable` (`makeUIView` / `updateUIView`).
 @MainActor
@@ -12,7 +13,7 @@ public protocol ViewRepresentable: View where Body == Never {
     func lines(of renderer: Renderer) -> [String]
 }
 
-/// The host's side of a ``ViewRepresentable``.
+/// The renderer's side of a ``ViewRepresentable``.
 struct RepresentableRendering<Represented: ViewRepresentable>: PrimitiveView {
     let view: Represented
     func render(in graph: ViewGraph, path: String, into lines: inout [String]) {

@@ -1,5 +1,6 @@
+import StateBus
 /// Runs `action` after the first render that shows `content` (for a view process, once its
-/// shared models hold their first snapshot, since the host renders after connecting).
+/// shared models hold their first snapshot, since the renderer draws after connecting).
 public struct OnAppearView<Content: View>: View, PrimitiveView {
     let content: Content
     let action: () -> Void

@@ -1,6 +1,7 @@
+import StateBus
 import Observation
 
-/// A view property the view host links to storage that outlives the view value: views are
+/// A view property the view renderer links to storage that outlives the view value: views are
 /// rebuilt on every render, their state is not.
 @MainActor
 protocol DynamicPropertyLink: AnyObject {
@@ -95,7 +96,7 @@ private func missingEnvironmentObject(_ name: String) {
     print("warning: no \(name) in the environment; using a detached default. Add .environmentObject(model) or connect it with EnvironmentValues.replica(of:) before rendering.")
 }
 
-/// Lets the view host find a property's storage through reflection.
+/// Lets the view renderer find a property's storage through reflection.
 @MainActor
 protocol DynamicPropertyCarrier {
     var linkTarget: any DynamicPropertyLink { get }
