@@ -77,9 +77,10 @@ let package = Package(
         // that imports StateBus only.
         .target(name: "StateBusTerminalUI", dependencies: ["StateBus"]),
         // Process supervision, shared by the CLI (demo, launch) and the testing product.
-        .target(name: "StateBusLaunch", dependencies: ["StateBus", .product(name: "Yams", package: "Yams")]),
+        // Knows processes, not the protocol: a host's readiness check is injected.
+        .target(name: "StateBusLaunch", dependencies: ["StateBusRuntime", .product(name: "Yams", package: "Yams")]),
         // Helpers for integration tests: child processes, waits with deadlines.
-        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "ZeroMQ"]),
+        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"]),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
         .target(name: "StateBusDemo", dependencies: ["StateBus", "StateBusTerminalUI"]),
         // The command-line tool.
@@ -112,7 +113,7 @@ let package = Package(
             name: "StateBusTests",
             dependencies: ["StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusTesting", "ZeroMQ", "statebus"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus"]),
         // The testing product's own tests: they run the built `statebus` for process nodes.
         .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"]),
     ],

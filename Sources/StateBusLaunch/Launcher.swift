@@ -1,5 +1,5 @@
 import Foundation
-import StateBus
+import StateBusRuntime
 import Synchronization
 
 /// Runs a ``LaunchFile``: hosts first, views once their host answers, every node's lines
@@ -7,11 +7,17 @@ import Synchronization
 ///
 /// The launcher injects each node's environment, the cross-process `environmentObject`:
 /// `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its objects) and
-/// `STATEBUS_CONTROL` (its host's control endpoint; for a host, the endpoint to bind).
+/// `STATEBUS_CONTROL` (its host's control endpoint; for a host, the endpoint to bind); see
+/// ``NodeEnvironment``. Whether a host answers is the injected ``HostReadiness`` check's
+/// call: the launcher supervises processes and knows nothing of the protocol.
+///
+/// Thread safety: every method may be called from any task; ``shutDown()`` blocks its caller
+/// until every node has stopped.
 public final class Launcher: Sendable {
     /// The topology.
     public let file: LaunchFile
     private let statebus: URL
+    private let readiness: HostReadiness
     private let output: @Sendable (String) -> Void
     private let state = Mutex(State())
 
@@ -25,11 +31,14 @@ public final class Launcher: Sendable {
     /// - Parameters:
     ///   - file: the topology.
     ///   - statebus: what the executable name `statebus` means (default: this binary).
+    ///   - readiness: returns once a host answers on its control endpoint; views start
+    ///     only after their host passed it.
     ///   - output: receives every prefixed line, and the launcher's own messages.
     public init(file: LaunchFile, statebus: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
-                output: @escaping @Sendable (String) -> Void) {
+                readiness: @escaping HostReadiness, output: @escaping @Sendable (String) -> Void) {
         self.file = file
         self.statebus = statebus
+        self.readiness = readiness
         self.output = output
     }
 
@@ -122,7 +131,7 @@ public final class Launcher: Sendable {
     private func awaitReady(_ host: LaunchFile.Node) async throws {
         let endpoint = controlEndpoint(of: host)
         do {
-            _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: .milliseconds(Int(file.readyTimeout * 1000)))
+            try await readiness(endpoint, .milliseconds(Int(file.readyTimeout * 1000)))
             output("launch: \(host.name) answers on \(endpoint)")
         } catch {
             let lines = process(named: host.name)?.output.suffix(10).joined(separator: "\n  ") ?? ""
@@ -175,12 +184,4 @@ public final class Launcher: Sendable {
             for process in group { process.terminate(grace: grace) }
         }
     }
-}
-
-/// A launch that could not start or keep running.
-public struct LaunchError: Error, Sendable, CustomStringConvertible {
-    /// What went wrong and what to do.
-    public let description: String
-    /// Creates an error.
-    public init(_ description: String) { self.description = description }
 }

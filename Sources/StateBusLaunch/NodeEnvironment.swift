@@ -1,3 +1,5 @@
+import StateBusRuntime
+
 /// The variables the launcher puts in a node's environment, the cross-process
 /// `environmentObject`: `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its
 /// objects, comma-separated) and `STATEBUS_CONTROL` (its host's control endpoint; for a host,
@@ -11,8 +13,12 @@ public enum NodeEnvironment {
     ///   - objects: the objects it serves or binds.
     ///   - control: its host's control endpoint, if known.
     public static func variables(name: String, role: LaunchFile.Node.Role, objects: [String], control: String?) -> [String: String] {
-        var variables = ["STATEBUS_NODE": name, "STATEBUS_ROLE": role.rawValue, "STATEBUS_OBJECTS": objects.joined(separator: ",")]
-        if let control { variables["STATEBUS_CONTROL"] = control }
+        var variables = [
+            EnvironmentVariableName.node: name,
+            EnvironmentVariableName.role: role.rawValue,
+            EnvironmentVariableName.objects: objects.joined(separator: ","),
+        ]
+        if let control { variables[EnvironmentVariableName.control] = control }
         return variables
     }
 }

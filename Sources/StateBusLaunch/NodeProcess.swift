@@ -1,9 +1,13 @@
 import Foundation
 import Synchronization
 
-/// A child process started by a test: its output lines can be awaited with a deadline, it
-/// can be paused, killed and restarted, and it is always ended when the test ends (call
-/// ``terminate()`` in a `defer`, or let ``ProcessGroup`` do it).
+/// A child process started by a test or a launcher: its output lines can be awaited with a
+/// deadline, it can be paused, killed and restarted, and it is always ended in the end (call
+/// ``terminate(grace:)`` in a `defer`, or let a `TestSystem` of StateBusTesting do it).
+///
+/// Its lines are read on a thread of its own (see `NodeProcess+Lines.swift`). Thread safety:
+/// every method may be called from any thread or task; the synchronous stops (``kill()``,
+/// ``pause()``, ``terminate(grace:)``, ``waitForExit(timeout:)``) block the caller.
 public final class NodeProcess: Sendable {
     /// The executable.
     public let executable: URL
@@ -14,20 +18,20 @@ public final class NodeProcess: Sendable {
     /// A name for messages.
     public let name: String
     /// Called with every output line as it arrives (for prefixed forwarding).
-    private let onLine: (@Sendable (String) -> Void)?
+    let onLine: (@Sendable (String) -> Void)?
 
-    private struct State {
+    struct State {
         var process: Process?
         var input: FileHandle?
-        var lines: [String] = []
-        var waiters: [UUID: (predicate: @Sendable (String) -> Bool, continuation: CheckedContinuation<String?, Never>)] = [:]
-        var consumed = 0
+        var lines = LineWaiters()
         var outputEnded = false
         var run = 0
         var exitWaiters: [CheckedContinuation<Int32, Never>] = []
         var exitStatus: Int32?
     }
-    private let state = Mutex(State())
+    /// Everything that changes, under one lock. Internal, not private, so that
+    /// `NodeProcess+Lines.swift` reads and records lines under the same lock.
+    let state = Mutex(State())
 
     /// Starts a process.
     /// - Parameters:
@@ -35,8 +39,8 @@ public final class NodeProcess: Sendable {
     ///   - arguments: its arguments.
     ///   - environment: variables added to this process's environment.
     ///   - name: a name for messages (default: the program's file name).
-    /// - Throws: when the program cannot be started.
     ///   - onLine: called with every output line as it arrives.
+    /// - Throws: when the program cannot be started.
     public init(executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil,
                 onLine: (@Sendable (String) -> Void)? = nil) throws {
         self.executable = executable
@@ -48,6 +52,7 @@ public final class NodeProcess: Sendable {
     }
 
     /// Starts the program again (after ``kill()`` or exit); its new lines follow the old.
+    /// - Throws: when the program cannot be started.
     public func start() throws {
         let process = Process()
         process.executableURL = executable
@@ -76,24 +81,9 @@ public final class NodeProcess: Sendable {
         state.withLock {
             $0.process = process
             $0.input = input.fileHandleForWriting
-            $0.consumed = $0.lines.count
+            $0.lines.beginRun()
         }
-        let handle = output.fileHandleForReading
-        Thread.detachNewThread { [self] in
-            var buffer = Data()
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                buffer.append(chunk)
-                while let newline = buffer.firstIndex(of: 0x0A) {
-                    let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                    buffer.removeSubrange(buffer.startIndex...newline)
-                    self.received(line)
-                }
-            }
-            if !buffer.isEmpty { self.received(String(decoding: buffer, as: UTF8.self)) }
-            self.outputEnded(run: run)
-        }
+        readLines(from: output.fileHandleForReading, run: run)
     }
 
     private func exited(run: Int, status: Int32) {
@@ -119,87 +109,11 @@ public final class NodeProcess: Sendable {
         }
     }
 
-    private func received(_ line: String) {
-        onLine?(line)
-        // Predicates run outside the lock: they may use this process (its pid, its output).
-        let waiters = state.withLock { state in
-            state.lines.append(line)
-            return state.waiters
-        }
-        let matched = waiters.filter { $0.value.predicate(line) }.map(\.key)
-        guard !matched.isEmpty else { return }
-        let continuations = state.withLock { state in matched.compactMap { state.waiters.removeValue(forKey: $0)?.continuation } }
-        for continuation in continuations { continuation.resume(returning: line) }
-    }
-
-    /// The reader of run `run` saw the end of its output.
-    private func outputEnded(run: Int) {
-        state.withLock { if $0.run == run { $0.outputEnded = true } }
-    }
-
-    /// Blocks until the output of run `run` has been read to its end, or `timeout` passed.
-    private func awaitOutputEnd(run: Int, timeout: Duration) {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline, !state.withLock({ $0.run != run || $0.outputEnded }) { usleep(1_000) }
-    }
-
     /// The process id of the current run.
     public var pid: Int32 { state.withLock { $0.process?.processIdentifier ?? 0 } }
 
     /// Whether the current run is still going.
     public var isRunning: Bool { state.withLock { $0.process?.isRunning ?? false } }
-
-    /// Every line printed so far (standard output and error, all runs).
-    public var output: [String] { state.withLock { $0.lines } }
-
-    /// The number of lines printed so far: pass it as `after` to wait only for later lines.
-    public var lineCount: Int { state.withLock { $0.lines.count } }
-
-    /// Waits for a line printed by the current run that satisfies `predicate` (lines
-    /// already printed count too, unless `after` skips them).
-    /// - Parameters:
-    ///   - description: what is awaited, for the timeout error.
-    ///   - lineIndex: only lines from this index on (see ``lineCount``) count.
-    ///   - timeout: the deadline.
-    ///   - predicate: the test for a line.
-    /// - Returns: the first matching line.
-    /// - Throws: ``WaitTimeout`` naming what was awaited and showing the last lines.
-    @discardableResult
-    public func waitForLine(_ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
-        let id = UUID()
-        let line: String? = await withTaskGroup(of: String?.self) { group in
-            group.addTask { [self] in
-                await withCheckedContinuation { continuation in
-                    // Register first, then check what is already there, outside the lock: a
-                    // line arriving in between is seen by one of the two.
-                    let existing = state.withLock { state -> ArraySlice<String> in
-                        state.waiters[id] = (predicate, continuation)
-                        let start = min(state.lines.count, max(state.consumed, lineIndex ?? 0))
-                        return state.lines[start...]
-                    }
-                    // An exited process may be started again (by a launcher's respawn, or the
-                    // test), so a wait lasts until its deadline, not until the output ends.
-                    if let line = existing.first(where: predicate),
-                       let waiter = state.withLock({ $0.waiters.removeValue(forKey: id) }) {
-                        waiter.continuation.resume(returning: line)
-                    }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            let waiter = self.state.withLock { $0.waiters.removeValue(forKey: id) }
-            waiter?.continuation.resume(returning: nil)
-            group.cancelAll()
-            return first
-        }
-        guard let line else {
-            throw WaitTimeout(what: "\(name): \(description)", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
-        }
-        return line
-    }
 
     /// Writes one line to the current run's standard input.
     public func send(line: String) {
@@ -228,20 +142,7 @@ public final class NodeProcess: Sendable {
     public func pause() {
         signal(SIGSTOP)
         let pid = self.pid
-        let deadline = ContinuousClock.now + .seconds(5)
-        while ContinuousClock.now < deadline, isRunning, !Self.allThreadsStopped(pid) { usleep(500) }
-    }
-
-    /// Whether the kernel reports every thread of `pid` stopped (state `T` or `t`).
-    static func allThreadsStopped(_ pid: Int32) -> Bool {
-        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return false }
-        return threads.allSatisfy { thread in
-            // The state follows the command name, which is in parentheses and may hold spaces.
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(thread)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return false }
-            let state = stat[stat.index(after: close)...].drop { $0 == " " }.first
-            return state == "T" || state == "t"
-        }
+        blockingPoll(upTo: .seconds(5), every: .microseconds(500)) { !isRunning || ProcStatus.allThreadsStopped(pid) }
     }
 
     /// Resumes a paused process (SIGCONT).
@@ -255,9 +156,7 @@ public final class NodeProcess: Sendable {
         if process.isRunning {
             signal(SIGCONT)
             signal(SIGTERM)
-            let deadline = ContinuousClock.now + grace
-            while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
-            if process.isRunning {
+            if !blockingPoll(upTo: grace, every: .milliseconds(2), until: { !process.isRunning }) {
                 signal(SIGKILL)
                 process.waitUntilExit()
                 return nil
@@ -270,12 +169,11 @@ public final class NodeProcess: Sendable {
 
     /// Waits for the current run to exit by itself.
     /// - Returns: its exit status.
+    /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
     public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
         guard let process = state.withLock({ $0.process }) else { return -1 }
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline { usleep(2_000) }
-        guard !process.isRunning else {
-            throw WaitTimeout(what: "\(name) to exit", timeout: timeout, lastSeen: output.suffix(15).joined(separator: "\n"))
+        guard blockingPoll(upTo: timeout, every: .milliseconds(2), until: { !process.isRunning }) else {
+            throw timedOut(waitingFor: "\(name) to exit", after: timeout)
         }
         // Its last lines may still be in the pipe: a caller reads ``output`` next.
         awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
@@ -283,30 +181,4 @@ public final class NodeProcess: Sendable {
     }
 
     deinit { terminate(grace: .seconds(2)) }
-}
-
-/// A wait that ran out of time: what was awaited, for how long, and what was seen last.
-public struct WaitTimeout: Error, CustomStringConvertible, Sendable {
-    /// What was awaited.
-    public let what: String
-    /// The deadline.
-    public let timeout: Duration
-    /// The last state or output seen.
-    public let lastSeen: String
-
-    /// Creates a timeout report.
-    /// - Parameters:
-    ///   - what: what was awaited.
-    ///   - timeout: the deadline that passed.
-    ///   - lastSeen: the last state or output seen, to show why.
-    public init(what: String, timeout: Duration, lastSeen: String) {
-        self.what = what
-        self.timeout = timeout
-        self.lastSeen = lastSeen
-    }
-
-    /// A readable report.
-    public var description: String {
-        "timed out after \(timeout) waiting for \(what)\nlast seen:\n\(lastSeen)"
-    }
 }

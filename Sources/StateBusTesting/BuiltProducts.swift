@@ -1,10 +1,11 @@
 import Foundation
+import StateBusRuntime
 
 /// Finds executables built by `swift build`/`swift test` next to the test bundle.
 public enum BuiltProducts {
     /// The folder holding the built products (`.build/debug` or `.build/release`).
     public static var folder: URL {
-        if let override = ProcessInfo.processInfo.environment["STATEBUS_BIN_DIR"] {
+        if let override = ProcessInfo.processInfo.environment[EnvironmentVariableName.binDirectory] {
             return URL(fileURLWithPath: override)
         }
         // The test runner is `<products>/StateBusPackageTests.xctest` on Linux.
@@ -29,7 +30,7 @@ public enum BuiltProducts {
         public let folder: String
         /// What to do.
         public var description: String {
-            "executable '\(name)' not found in \(folder): run `swift build` first, or set STATEBUS_BIN_DIR"
+            "executable '\(name)' not found in \(folder): run `swift build` first, or set \(EnvironmentVariableName.binDirectory)"
         }
     }
 }

@@ -62,7 +62,7 @@ extension TestSystem {
     public func launch(_ file: LaunchFile) throws -> LaunchedTopology {
         let log = LineLog()
         let (stopped, stopSignal) = AsyncStream<Void>.makeStream()
-        let launcher = Launcher(file: file, statebus: try statebusExecutable()) { line in
+        let launcher = Launcher(file: file, statebus: try statebusExecutable(), readiness: Self.hostAnswers) { line in
             log.lines.withLock { $0.append(line) }
         }
         let run = Task { try await launcher.run(until: { for await _ in stopped {} }) }
@@ -72,6 +72,12 @@ extension TestSystem {
             launcher.shutDown()
         }
         return topology
+    }
+
+    /// The readiness check `statebus launch` makes: the host describes itself on its control
+    /// endpoint.
+    static let hostAnswers: HostReadiness = { endpoint, timeout in
+        _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: timeout)
     }
 }
 

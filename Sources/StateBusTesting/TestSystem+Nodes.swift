@@ -7,8 +7,8 @@ extension TestSystem {
     /// Starts a host in this process, on an `ipc://` endpoint in the system's folder, with
     /// its database (for persisted properties) there too.
     /// - Parameters:
-    ///   - objects: the objects it serves (a `@SharedModel` type's `definition`, or
-    ///     ``ObjectDefinition``s made by hand).
+    ///   - objects: the objects it serves (a `@SharedModel` type's static `objectDefinition`,
+    ///     or `ObjectDefinition`s made by hand).
     ///   - name: the host's name; also names its endpoint and database file.
     ///   - heartbeat: the idle heartbeat interval (short, so views notice a lost host fast).
     /// - Returns: the host, stopped at shut-down.
@@ -90,13 +90,28 @@ extension TestSystem {
 
     /// Starts your own view executable as a child process, with the environment the launcher
     /// gives a view node (`STATEBUS_NODE`, `STATEBUS_ROLE=view`, `STATEBUS_OBJECTS`,
-    /// `STATEBUS_CONTROL`: its host's endpoint). Wait for its readiness with
+    /// `STATEBUS_CONTROL`: its host's endpoint).
+    ///
+    /// It returns at once, without waiting for readiness: only the executable knows what it
+    /// prints when ready. The fault helpers of the ``ViewNode`` (``ViewNode/kill()``,
+    /// ``ViewNode/pause()``, ``ViewNode/resume()``) work on any executable. Its
+    /// ``ViewNode/state``, ``ViewNode/set(_:to:timeout:)``, ``ViewNode/waitUntilLive(timeout:)``
+    /// and ``ViewNode/restart(timeout:)`` read and write the lines of
+    /// `statebus watch --json --edits`, so they need an executable that speaks them; for any
+    /// other, wait on its lines with ``ViewNode/process``'s
     /// ``NodeProcess/waitForLine(_:after:timeout:where:)``.
-    /// - Returns: the process, ended at shut-down.
-    /// - Throws: when it cannot start.
-    public func startViewNode(executable: URL, arguments: [String] = [], objects: [String], control: String, name: String) throws -> NodeProcess {
-        try startProcess(executable: executable, arguments: arguments,
-                         environment: nodeEnvironment(name: name, role: .view, objects: objects, control: control), name: name)
+    /// - Parameters:
+    ///   - executable: the view program.
+    ///   - arguments: its arguments.
+    ///   - objects: the objects it binds; the first is the view node's ``ViewNode/object``.
+    ///   - control: its host's control endpoint.
+    ///   - name: the node's name.
+    /// - Returns: the view node, ended at shut-down.
+    /// - Throws: when it cannot start, or the system is shut down.
+    public func startViewNode(executable: URL, arguments: [String] = [], objects: [String], control: String, name: String) throws -> ViewNode {
+        let process = try startProcess(executable: executable, arguments: arguments,
+                                       environment: nodeEnvironment(name: name, role: .view, objects: objects, control: control), name: name)
+        return ViewNode(process: process, object: objects.first ?? "", name: name, controlEndpoint: control)
     }
 
     /// A replica in this process, live when returned.

@@ -3,13 +3,14 @@ import StateBus
 import StateBusWire
 import Synchronization
 
-/// A view in a process of its own: `statebus watch --json --edits`, a replica of one object
-/// that prints its state at every change and takes edits on its standard input.
+/// A view in a process of its own, usually `statebus watch --json --edits`: a replica of one
+/// object that prints its state at every change and takes edits on its standard input.
 ///
-/// Start one with ``TestSystem/startView(of:at:name:)``. Its ``state`` is what the process
-/// printed last; ``set(_:to:timeout:)`` writes through it as a view's binding would and
-/// returns the host's verdict. Fault helpers: ``kill()``, ``restart()``, ``pause()``,
-/// ``resume()``, ``reconnect()``.
+/// Start one with ``TestSystem/startView(of:at:name:timeout:)``, or run your own view
+/// executable as one with ``TestSystem/startViewNode(executable:arguments:objects:control:name:)``.
+/// Its ``state`` is what the process printed last; ``set(_:to:timeout:)`` writes through it
+/// as a view's binding would and returns the host's verdict. Fault helpers: ``kill()``,
+/// ``restart(timeout:)``, ``pause()``, ``resume()``, ``reconnect()``.
 public final class ViewNode: StateObservable {
     /// The process.
     public let process: NodeProcess

@@ -1,6 +1,7 @@
 import Foundation
 import StateBusLaunch
 import StateBusTesting
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -64,6 +65,22 @@ struct LaunchTests {
         #expect(pids.allSatisfy(Self.isAlive))
         #expect(launcher.terminate(grace: .seconds(20)) == 0)
         for pid in pids { #expect(!Self.isAlive(pid), "node pid \(pid) outlived the launcher") }
+    }
+
+    @Test("the injected readiness check decides: a host it refuses stops the launch before any view starts")
+    func injectedReadiness() async throws {
+        let file = try LaunchFile.load(path: try write(topology))
+        let asked = Recorder()
+        let printed = Recorder()
+        let launcher = Launcher(file: file, statebus: try BuiltProducts.executable("statebus"), readiness: { endpoint, timeout in
+            asked.append("\(endpoint) within \(timeout)")
+            throw CancellationError()
+        }, output: { printed.append($0) })
+        let error = await #expect(throws: LaunchError.self) { try await launcher.run(until: {}) }
+        #expect(asked.lines == ["ipc://\(folder)/control within \(Duration.seconds(20))"])
+        #expect(error?.description.contains("host 'host' did not answer on ipc://\(folder)/control") == true)
+        #expect(!printed.lines.contains { $0.hasPrefix("launch: started watcher") })
+        #expect(launcher.process(named: "host")?.isRunning == false, "the launcher left its host running")
     }
 
     @Test("a killed view is respawned and catches up")
@@ -137,4 +154,11 @@ struct LaunchTests {
             #expect(file.nodes.contains { $0.role == .host })
         }
     }
+}
+
+/// Lines collected from `@Sendable` callbacks.
+private final class Recorder: Sendable {
+    private let recorded = Mutex<[String]>([])
+    var lines: [String] { recorded.withLock { $0 } }
+    func append(_ line: String) { recorded.withLock { $0.append(line) } }
 }

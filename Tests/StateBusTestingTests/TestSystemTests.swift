@@ -201,6 +201,20 @@ struct TestSystemTests {
         }
     }
 
+    @Test("your own view executable gets the launcher's environment and is a ViewNode")
+    func ownViewExecutable() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHost([counter])
+            // No --control, no --object: `statebus watch` finds both in its environment.
+            let view = try system.startViewNode(executable: system.statebus, arguments: ["watch", "--json", "--edits"],
+                                                objects: ["Counter"], control: host.controlEndpoint, name: "own")
+            try await view.waitUntilLive()
+            try await view.set("count", to: 6)
+            try await waitUntilConverged(host.observed("Counter"), [view])
+            #expect(view.state?.values["count"] == 6)
+        }
+    }
+
     @Test("a launch file runs under the system and stops cleanly")
     func launchFile() async throws {
         try await withTestSystem { system in
