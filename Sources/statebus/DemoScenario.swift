@@ -14,7 +14,7 @@ struct DemoScenario {
         let path = "\(folder)/\(name).yaml"
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         let file = try LaunchFile.load(path: path)
-        let launcher = Launcher(file: file) { line in
+        let launcher = Launcher(file: file, readiness: hostAnswers) { line in
             // Show renderings and the launcher's events; skip log noise.
             if !line.contains(" info statebus") { emit("  \(line)") }
         }

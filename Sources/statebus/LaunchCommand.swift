@@ -32,7 +32,7 @@ struct LaunchCommand: AsyncParsableCommand {
         } catch let error as LaunchFileError {
             throw ValidationError(error.description)
         }
-        let launcher = Launcher(file: launchFile, output: { emit($0) })
+        let launcher = Launcher(file: launchFile, readiness: hostAnswers, output: { emit($0) })
         if check {
             for node in launchFile.nodes {
                 let endpoint = node.role == .host ? " at \(launcher.controlEndpoint(of: node))" : ""
