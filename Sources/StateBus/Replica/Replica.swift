@@ -118,11 +118,13 @@ public final class Replica: Sendable {
     /// The names of properties whose visible value changed, coalesced. Ends at close.
     public var changes: PropertyChanges { PropertyChanges(feed: shared.feed) }
 
-    /// Each element (`["sequence"]`) says that ``sequence`` advanced: update batches or a
-    /// snapshot were applied, coalesced per turn of the replica's I/O loop. Unlike
+    /// Each element is the new ``sequence``: update batches or a snapshot were applied,
+    /// coalesced per turn of the replica's I/O loop. Unlike
     /// ``changes`` it fires even when no visible value changed, such as when the host's
     /// broadcast of this view's own write arrives back. Ends at close.
-    public var sequenceChanges: PropertyChanges { PropertyChanges(feed: shared.progress) }
+    public var sequenceChanges: SequenceChanges {
+        SequenceChanges(feed: shared.progress) { [shared] in shared.inner.withLock { $0.state.sequence } }
+    }
 
     /// Counters for tools and benchmarks: how the replica has kept in step so far.
     public var statistics: ReplicaStatistics {
@@ -132,9 +134,11 @@ public final class Replica: Sendable {
         )
     }
 
-    /// Each element is a change of ``connectionState`` (or a new ``lastError``); read the
-    /// property for the current value. Ends at close.
-    public var connectionChanges: PropertyChanges { PropertyChanges(feed: shared.connectionFeed) }
+    /// Each element is the new ``connectionState`` (also sent when ``lastError`` changes).
+    /// Ends at close.
+    public var connectionChanges: ConnectionStateChanges {
+        ConnectionStateChanges(feed: shared.connectionFeed) { [shared] in shared.inner.withLock { $0.connection } }
+    }
 
     /// Waits until the replica is live (joined and in step).
     /// - Parameter timeout: how long to wait.
@@ -157,8 +161,7 @@ public final class Replica: Sendable {
     /// - Throws: `StateBusError.timeout` with the last state seen.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
         // Subscribed before the first check, so no event between the two is missed.
-        let observed = [self.changes, self.connectionChanges, self.sequenceChanges, PropertyChanges(feed: shared.writeOutcomes)]
-            .map { $0.makeAsyncIterator() }
+        let observed = [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes].map { PropertyChanges(feed: $0).makeAsyncIterator() }
         if try condition(self) { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for iterator in observed {
