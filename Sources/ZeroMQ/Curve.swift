@@ -52,7 +52,7 @@ public struct CurveKeyError: Error, Sendable, CustomStringConvertible {
     public let text: String
     /// What was wrong and what to do.
     public var description: String {
-        "invalid CURVE \(key) key \"\(text)\": expected 40 characters of Z85 (make keys with `statebus keygen`)"
+        "invalid CURVE \(key) key \"\(text)\": expected 40 characters of Z85 (make a key pair with `CurveKeyPair.generate()` and use its `publicKey`/`secretKey` text)"
     }
 }
 
