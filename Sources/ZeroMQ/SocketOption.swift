@@ -118,6 +118,10 @@ extension SocketOption where Value == Int32 {
     /// Incoming queue limit in messages (`ZMQ_RCVHWM`); 0 means none.
     public static var receiveHighWaterMark: Self { .init(code: ZMQ_RCVHWM, name: "receiveHighWaterMark") }
     /// Milliseconds between ZMTP heartbeat PINGs (`ZMQ_HEARTBEAT_IVL`); 0 disables.
+    ///
+    /// - Warning: libzmq 4.3.4 (Debian 12) can abort the process in its stream engine when a
+    ///   heartbeat meets a peer that died (libzmq issues 4364, 4841). StateBus never sets the
+    ///   heartbeat options; it has heartbeats of its own in the protocol.
     public static var heartbeatInterval: Self { .init(code: ZMQ_HEARTBEAT_IVL, name: "heartbeatInterval") }
     /// Time-to-live the peer should apply to this side (`ZMQ_HEARTBEAT_TTL`), in ms.
     public static var heartbeatTTL: Self { .init(code: ZMQ_HEARTBEAT_TTL, name: "heartbeatTTL") }

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
@@ -34,6 +35,7 @@ public struct HostDescription: Sendable {
     ///   - timeout: how long to wait for the answer.
     /// - Throws: `StateBusError.timeout` when nothing answers in time.
     public static func fetch(controlEndpoint: String, timeout: Duration = .seconds(5)) async throws -> HostDescription {
+        try RuntimeFolder.checkEndpoint(controlEndpoint)
         let loop = try IOLoop(context: try Context(), name: "statebus-probe")
         defer { loop.shutdown() }
         let socket = try await AsyncSocket(loop: loop, type: .dealer)

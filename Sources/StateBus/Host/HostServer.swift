@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StateBusRuntime
 import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
@@ -61,6 +62,8 @@ final class HostServer {
         try Self.prepareFolder(for: configuration.updatesEndpoint)
         controlEndpoint = try control.bind(configuration.controlEndpoint)
         updatesEndpoint = try updates.bind(configuration.updatesEndpoint)
+        Self.restrictSocketFile(of: controlEndpoint)
+        Self.restrictSocketFile(of: updatesEndpoint)
 
         var welcome = Statebus_V1_Welcome()
         welcome.epoch = state.epoch
@@ -84,12 +87,24 @@ final class HostServer {
         }
     }
 
-    /// ipc endpoints need their folder to exist.
+    /// ipc endpoints need their folder to exist; the runtime folder is made (or checked)
+    /// private, since its sockets are the way into every host of the user.
     static func prepareFolder(for endpoint: String) throws {
         guard endpoint.hasPrefix("ipc://") else { return }
         let path = String(endpoint.dropFirst("ipc://".count))
         let folder = (path as NSString).deletingLastPathComponent
-        if !folder.isEmpty { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
+        if folder == RuntimeFolder.path {
+            try RuntimeFolder.prepare()
+        } else if !folder.isEmpty {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+    }
+
+    /// An ipc socket file is readable and writable by its user only (mode 0600): the
+    /// folder's permissions are the first guard, this the second.
+    static func restrictSocketFile(of boundEndpoint: String) {
+        guard boundEndpoint.hasPrefix("ipc://") else { return }
+        chmod(String(boundEndpoint.dropFirst("ipc://".count)), 0o600)
     }
 
     // MARK: Control channel

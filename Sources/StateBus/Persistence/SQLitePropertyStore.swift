@@ -32,7 +32,8 @@ public final class SQLitePropertyStore: PropertyStore {
         let folder = (path as NSString).deletingLastPathComponent
         if !readOnly {
             do {
-                try FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
             } catch {
                 throw PersistenceError(.cannotOpen, path: path, "cannot create the folder \(folder): \(error.localizedDescription); choose another path (--database) or fix the permissions")
             }
@@ -40,6 +41,7 @@ public final class SQLitePropertyStore: PropertyStore {
                 throw PersistenceError(.readOnly, path: path, "the file is read-only; make it writable (chmod u+w) or choose another path")
             }
             try lock()
+            try restrictPermissions()
         } else if !FileManager.default.fileExists(atPath: path) {
             throw PersistenceError(.cannotOpen, path: path, "no such database file")
         }
@@ -82,9 +84,23 @@ public final class SQLitePropertyStore: PropertyStore {
         }
     }
 
+    /// The database holds the user's data: readable and writable by the user only (0600).
+    /// SQLite gives the WAL and shared-memory files the database file's mode, so creating
+    /// the database with 0600 (or tightening an older file) covers all three.
+    private func restrictPermissions() throws(PersistenceError) {
+        let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw PersistenceError(errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
+                                   "cannot create the database file: \(String(cString: strerror(errno))); the folder must be writable")
+        }
+        fchmod(descriptor, 0o600)
+        Foundation.close(descriptor)
+        for suffix in ["-wal", "-shm", ".lock"] { chmod(path + suffix, 0o600) }
+    }
+
     private func lock() throws(PersistenceError) {
         let lockPath = path + ".lock"
-        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
+        let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw PersistenceError(errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
                                    "cannot create the lock file \(lockPath): \(String(cString: strerror(errno))); the folder must be writable")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StateBusRuntime
 import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
@@ -62,12 +63,15 @@ final class ReplicaClient {
         guard !closed else { return }
         tearDownSockets()
         do {
+            // A socket in a runtime folder another user controls could be theirs.
+            try RuntimeFolder.checkEndpoint(controlEndpoint)
             let dealer = try Socket(context: thread.context, type: .dealer)
             try dealer.set(.routingID, Array(viewID.utf8))
             try dealer.set(.reconnectInterval, 100)
             try dealer.set(.reconnectIntervalMax, 1000)
-            try dealer.set(.heartbeatInterval, 1000)
-            try dealer.set(.heartbeatTimeout, 3000)
+            // No ZMTP heartbeats (ZMQ_HEARTBEAT_IVL): libzmq 4.3.4 can abort the whole process
+            // in its stream engine when a heartbeat meets a dead peer (libzmq issues 4364,
+            // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
             try dealer.connect(controlEndpoint)
             thread.register(dealer) { [unowned self] in self.controlReadable() }
             self.dealer = dealer
@@ -198,6 +202,7 @@ final class ReplicaClient {
         }
         let endpoint = Self.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
         do {
+            try RuntimeFolder.checkEndpoint(endpoint)
             let subscriber = try Socket(context: thread.context, type: .sub)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.subscribe(Topic.updates(object))

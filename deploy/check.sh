@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The checks CI runs besides the tests (deploy/test.sh). Run it before you push, too:
+#
+#   deploy/check.sh            format, strict build, release build, ThreadSanitizer unit tests
+#   deploy/check.sh --quick    format and strict build only
+#
+# - format: `swift format lint --strict` with the repository's .swift-format (fix with
+#   `swift format format --in-place -r Package.swift Sources Tests`); generated code is skipped;
+# - strict build: every warning is an error in StateBus's own targets (STATEBUS_STRICT=1, see
+#   Package.swift), and every module a target imports must be declared in Package.swift;
+# - release build: what `statebus bench` and users run;
+# - ThreadSanitizer: the in-process unit tests (StateBusTests, ZeroMQTests, StateBusWireTests),
+#   in a scratch folder of their own (.build-tsan), so the ordinary build is untouched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=no
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=yes ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "check.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+deploy/setup.sh >/dev/null
+export STATEBUS_STRICT=1
+
+step() { printf '\ncheck: %s\n' "$*"; }
+# SwiftPM warns about pkg-config flags it ignores; nothing to act on.
+quiet() { grep -v 'prohibited flag(s)' || true; }
+
+step "format (swift format lint --strict)"
+git ls-files -z -- 'Package.swift' 'Sources/*.swift' 'Tests/*.swift' | grep -zv '/Generated/' \
+  | xargs -0 swift format lint --strict --configuration .swift-format
+
+step "strict build: warnings are errors, every import declared"
+swift build --build-tests --explicit-target-dependency-import-check error 2>&1 | quiet
+
+[ "$quick" = yes ] && { echo "check: quick checks passed"; exit 0; }
+
+step "release build"
+swift build -c release 2>&1 | quiet
+
+step "ThreadSanitizer: unit tests"
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | quiet
+TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
+  --filter 'StateBusTests|ZeroMQTests|StateBusWireTests' > .build-tsan/test.log 2>&1 \
+  || { grep -E '✘|ThreadSanitizer|SUMMARY|error' .build-tsan/test.log | head -n 80; exit 1; }
+grep -E '^(✔|✘) Test run' .build-tsan/test.log
+
+echo "check: all checks passed"
