@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "statebus",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusDemo", "ZeroMQ",
+                "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

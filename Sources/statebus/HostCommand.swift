@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusWire
 
 /// `statebus host`: serves one object whose properties are given on the command line.
@@ -103,7 +104,7 @@ struct HostCommand: AsyncParsableCommand {
         let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
         let host = try await StateHost(objects: [definition], configuration: HostConfiguration(
             name: name,
-            controlEndpoint: control ?? ProcessInfo.processInfo.environment["STATEBUS_CONTROL"],
+            controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
             updatesEndpoint: updates,
             heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
             persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic

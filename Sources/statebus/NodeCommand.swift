@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StateBus
 import StateBusDemo
+import StateBusRuntime
 
 /// `statebus node`: runs one node of the demo apps, alone or under the launcher.
 struct NodeCommand: AsyncParsableCommand {
@@ -46,7 +47,7 @@ struct NodeCommand: AsyncParsableCommand {
     func run() async throws {
         var environment = EnvironmentValues.process()
         if let control { environment.controlEndpoint = control }
-        if let name { environment.nodeName = name } else if ProcessInfo.processInfo.environment["STATEBUS_NODE"] == nil {
+        if let name { environment.nodeName = name } else if ProcessInfo.processInfo.environment[EnvironmentVariableName.node] == nil {
             environment.nodeName = role.rawValue
         }
         let stop = SignalTrap.stopSignals()

@@ -4,22 +4,39 @@ import Synchronization
 
 /// Turns SIGINT and SIGTERM into an awaitable event, so a node can stop gracefully.
 final class SignalTrap: Sendable {
-    private let state = Mutex<(fired: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
-    /// Kept so the sources stay alive; only written once, before the trap is shared.
-    nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
+    /// Everything the trap holds, behind one lock: the signal handlers fire on a global queue
+    /// while ``wait()`` runs on any task.
+    private struct State {
+        /// Whether a stop signal has arrived; stays true.
+        var fired = false
+        /// The callers of ``wait()`` that arrived before the signal.
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        /// The dispatch sources, kept so they stay alive. Each one's handler holds the trap,
+        /// so trap and sources keep each other alive for the rest of the process: a trap is
+        /// made once per process and the signals stay ignored after it anyway.
+        var sources: [any DispatchSourceSignal] = []
+    }
+
+    private let state = Mutex(State())
+
+    private init() {}
 
     /// Traps SIGINT and SIGTERM from now on.
     static func stopSignals() -> SignalTrap {
         let trap = SignalTrap()
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { trap.fire() }
-            source.resume()
-            sources.append(source)
+        // Made inside the lock so they never exist outside the state that owns them (the
+        // sources are not Sendable). A signal arriving meanwhile waits for the lock in `fire`.
+        trap.state.withLock { state in
+            for number in [SIGINT, SIGTERM] {
+                // Ignored first, so the default action (ending the process) no longer applies;
+                // the dispatch source still sees the signal.
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { trap.fire() }
+                source.resume()
+                state.sources.append(source)
+            }
         }
-        trap.sources = sources
         return trap
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StateBus
 import StateBusDemo
+import StateBusRuntime
 import StateBusWire
 
 /// `statebus view`: a terminal view bound to one property; every line typed is an edit.
@@ -32,9 +33,8 @@ struct ViewCommand: AsyncParsableCommand {
     var jsonInput = false
 
     func run() async throws {
-        let name = self.name ?? ProcessInfo.processInfo.environment["STATEBUS_NODE"] ?? "view"
-        let replica = try Replica(object: try connection.requireObject(), controlEndpoint: connection.controlEndpoint,
-                                  configuration: ReplicaConfiguration(nodeName: name))
+        let name = self.name ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.node] ?? "view"
+        let replica = try connection.replica(nodeName: name)
         let stop = SignalTrap.stopSignals()
         let property = self.property
         // Subscribe before anything can change, so no transition is missed.

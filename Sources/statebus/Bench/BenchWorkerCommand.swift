@@ -10,6 +10,14 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench-worker",
         abstract: "One process of `statebus bench` (internal).",
+        discussion: """
+            Prints `bench ready …` once in place and `bench result …` or `bench failed reason=…` \
+            when done. `statebus bench` starts it; run by hand only to debug a benchmark.
+
+            Examples:
+              statebus bench-worker host --properties 1000 --churn 10
+              statebus bench-worker view --control ipc:///tmp/bench/control --kind string --count 100000
+            """,
         shouldDisplay: false
     )
 

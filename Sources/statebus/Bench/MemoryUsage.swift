@@ -1,0 +1,22 @@
+import Foundation
+
+/// Resident memory of a process, from `/proc/<pid>/status`.
+struct MemoryUsage: Sendable, Codable, Hashable {
+    /// Peak resident set (`VmHWM`), in bytes.
+    var peakBytes: Int
+    /// Current resident set (`VmRSS`), in bytes.
+    var residentBytes: Int
+
+    /// Reads the figures of a process (`self` by default).
+    /// - Returns: `nil` when `/proc` has no such process or lacks the fields.
+    static func read(pid: String = "self") -> MemoryUsage? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        func field(_ name: String) -> Int? {
+            guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
+            let digits = line.split(separator: " ").compactMap { Int($0) }.first
+            return digits.map { $0 * 1024 }  // the kernel reports kB
+        }
+        guard let peak = field("VmHWM"), let resident = field("VmRSS") else { return nil }
+        return MemoryUsage(peakBytes: peak, residentBytes: resident)
+    }
+}

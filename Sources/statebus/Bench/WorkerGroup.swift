@@ -1,0 +1,46 @@
+import Foundation
+import StateBusLaunch
+import Synchronization
+
+/// Starts worker processes (this same executable, hidden `bench-worker` subcommand) and
+/// ends them all, whatever happens.
+final class WorkerGroup: Sendable {
+    private let processes = Mutex<[NodeProcess]>([])
+
+    /// This executable, found through `/proc/self/exe`.
+    static var executable: URL { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath() }
+
+    /// Starts one worker.
+    /// - Parameters:
+    ///   - role: the worker's role (a `bench-worker` argument).
+    ///   - arguments: its options.
+    ///   - name: a name for errors.
+    func start(_ role: String, _ arguments: [String], name: String) throws -> NodeProcess {
+        let process = try NodeProcess(executable: Self.executable, arguments: ["bench-worker", role] + arguments, name: name)
+        processes.withLock { $0.append(process) }
+        return process
+    }
+
+    /// Waits for a worker's next `bench <event>` line.
+    /// - Throws: `WaitTimeout` with the worker's last lines, or `BenchError` when the worker
+    ///   reported a failure instead.
+    static func line(_ event: String, from process: NodeProcess, timeout: Duration) async throws -> WorkerLine {
+        let text = try await process.waitForLine("'bench \(event)'", timeout: timeout) { line in
+            guard let parsed = WorkerLine(line) else { return false }
+            return parsed.event == event || parsed.event == "failed"
+        }
+        guard let line = WorkerLine(text), line.event == event else {
+            throw BenchError("\(process.name) failed: \(text)\n" + process.output.suffix(10).joined(separator: "\n"))
+        }
+        return line
+    }
+
+    /// Ends every worker started so far (SIGTERM, then SIGKILL after a grace period).
+    func terminateAll() {
+        let all = processes.withLock { all in
+            defer { all.removeAll() }
+            return all
+        }
+        for process in all { process.terminate(grace: .seconds(2)) }
+    }
+}

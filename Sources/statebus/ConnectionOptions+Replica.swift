@@ -1,0 +1,29 @@
+import StateBus
+
+extension ConnectionOptions {
+    /// A replica of the object these options name, on the host they name; it starts joining
+    /// at once.
+    ///
+    /// - Parameter nodeName: the name the host logs for this process.
+    /// - Throws: `ValidationError` when no object is named, or what `Replica.init` throws.
+    func replica(nodeName: String) throws -> Replica {
+        try Replica(object: try requireObject(), controlEndpoint: controlEndpoint,
+                    configuration: ReplicaConfiguration(nodeName: nodeName))
+    }
+
+    /// Joins the object's replica and waits until it is live, for the one-shot commands
+    /// (`get`, `set`, `dump`) that read or write once and exit.
+    ///
+    /// - Throws: what ``replica(nodeName:)`` throws, or the replica's error when it is not
+    ///   live within `--timeout` (the replica is closed first).
+    func liveReplica() async throws -> Replica {
+        let replica = try replica(nodeName: "statebus-cli")
+        do {
+            try await replica.waitUntilLive(timeout: deadline)
+        } catch {
+            replica.close()
+            throw error
+        }
+        return replica
+    }
+}
