@@ -6,6 +6,11 @@
 import CompilerPluginSupport
 import PackageDescription
 
+/// `STATEBUS_STRICT=1` (set by `deploy/check.sh` and CI) turns every warning of this package's
+/// own targets into an error. Off by default, so a newer compiler's new warnings never break
+/// a user's build of StateBus as a dependency.
+let strict: [SwiftSetting] = Context.environment["STATEBUS_STRICT"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
 let package = Package(
     name: "StateBus",
     platforms: [.macOS(.v15)],
@@ -42,26 +47,26 @@ let package = Package(
         // The safe Swift wrapper of libzmq. Knows nothing about state sync.
         .target(
             name: "ZeroMQ",
-            dependencies: ["CZeroMQ"]
+            dependencies: ["CZeroMQ"], swiftSettings: strict
         ),
         // Wire messages generated from proto/statebus.proto, and the Value codec.
         // Knows nothing about sockets.
         .target(
             name: "StateBusWire",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
-            exclude: ["Generated/statebus.proto.sha256"]
+            exclude: ["Generated/statebus.proto.sha256"], swiftSettings: strict
         ),
         // The conventions every StateBus process shares: the runtime folder and the names of
         // the environment variables the launcher injects. Depends on nothing of StateBus, so
         // the launcher does not need the engine.
-        .target(name: "StateBusRuntime"),
+        .target(name: "StateBusRuntime", swiftSettings: strict),
         // The @SharedModel macro's implementation (a compiler plugin).
         .macro(
             name: "StateBusMacros",
             dependencies: [
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
-            ]
+            ], swiftSettings: strict
         ),
         // Host, replica, the model macro's runtime, bindings, environment, views.
         .target(
@@ -70,19 +75,19 @@ let package = Package(
                 "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ], swiftSettings: strict
         ),
         // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
         // module so that those SwiftUI-like names never collide with SwiftUI's in a program
         // that imports StateBus only.
-        .target(name: "StateBusTerminalUI", dependencies: ["StateBus"]),
+        .target(name: "StateBusTerminalUI", dependencies: ["StateBus"], swiftSettings: strict),
         // Process supervision, shared by the CLI (demo, launch) and the testing product.
         // Knows processes, not the protocol: a host's readiness check is injected.
-        .target(name: "StateBusLaunch", dependencies: ["StateBusRuntime", .product(name: "Yams", package: "Yams")]),
+        .target(name: "StateBusLaunch", dependencies: ["StateBusRuntime", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
         // Helpers for integration tests: child processes, waits with deadlines.
-        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"]),
+        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"], swiftSettings: strict),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
-        .target(name: "StateBusDemo", dependencies: ["StateBus", "StateBusTerminalUI"]),
+        .target(name: "StateBusDemo", dependencies: ["StateBus", "StateBusTerminalUI"], swiftSettings: strict),
         // The command-line tool.
         .executableTarget(
             name: "statebus",
@@ -91,31 +96,34 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-            ]
+            ], swiftSettings: strict
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(
             name: "StateBusMacrosTests",
             dependencies: [
                 "StateBusMacros",
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftParser", package: "swift-syntax"),
-            ]
+            ], swiftSettings: strict
         ),
         .testTarget(
             name: "StateBusWireTests",
             dependencies: [
                 "StateBusWire",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-            ]
+            ], swiftSettings: strict
         ),
         .testTarget(
             name: "StateBusTests",
-            dependencies: ["StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: [
+                "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
+            ], swiftSettings: strict
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus"], swiftSettings: strict),
         // The testing product's own tests: they run the built `statebus` for process nodes.
-        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"]),
+        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
