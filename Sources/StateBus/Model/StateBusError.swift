@@ -35,6 +35,9 @@ public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible 
         case closed
         /// The operation did not finish before its deadline.
         case timeout
+        /// The endpoint is an ipc socket in a runtime folder that is not private (another
+        /// user could own the socket), so the replica does not connect; see the message.
+        case unsafeEndpoint
         /// Something else went wrong; see the message.
         case other
     }

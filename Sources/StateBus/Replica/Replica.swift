@@ -143,10 +143,12 @@ public final class Replica: Sendable {
     /// Waits until the replica is live (joined and in step).
     /// - Parameter timeout: how long to wait.
     /// - Throws: `StateBusError` `.timeout` naming the state it was stuck in and the last
-    ///   error, or the host's error (`unknownObject`), or `.closed`.
+    ///   error, or the host's error (`unknownObject`), `unsafeEndpoint` (the endpoint is in a
+    ///   runtime folder that is not private), or `.closed`.
     public func waitUntilLive(timeout: Duration = .seconds(10)) async throws {
         try await waitFor(timeout: timeout, "the replica of '\(object)' to be live") { replica in
-            if let error = replica.lastError, error.code == .unknownObject { throw error }
+            // Errors that waiting cannot cure end the wait at once.
+            if let error = replica.lastError, error.code == .unknownObject || error.code == .unsafeEndpoint { throw error }
             if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
             return replica.connectionState == .live
         }

@@ -62,9 +62,14 @@ final class ReplicaClient {
     func connect() {
         guard !closed else { return }
         tearDownSockets()
-        do {
+        do throws(RuntimeFolderError) {
             // A socket in a runtime folder another user controls could be theirs.
             try RuntimeFolder.checkEndpoint(controlEndpoint)
+        } catch {
+            fail(StateBusError(.unsafeEndpoint, "not connecting to \(controlEndpoint): \(error)", object: object))
+            return
+        }
+        do {
             let dealer = try Socket(context: thread.context, type: .dealer)
             try dealer.set(.routingID, Array(viewID.utf8))
             try dealer.set(.reconnectInterval, 100)
@@ -201,8 +206,13 @@ final class ReplicaClient {
             inner.schema = Dictionary(uniqueKeysWithValues: schema.properties.map { ($0.name, ValueKind(wire: $0.kind)) })
         }
         let endpoint = Self.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
-        do {
+        do throws(RuntimeFolderError) {
             try RuntimeFolder.checkEndpoint(endpoint)
+        } catch {
+            fail(StateBusError(.unsafeEndpoint, "not subscribing to \(endpoint): \(error)", object: object))
+            return
+        }
+        do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.subscribe(Topic.updates(object))

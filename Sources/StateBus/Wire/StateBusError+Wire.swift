@@ -36,7 +36,7 @@ extension StateBusError.Code {
         case .tooLarge: .tooLarge
         case .persistenceFailed: .persistenceFailed
         case .notJoined: .notJoined
-        case .closed, .timeout, .other: .unspecified
+        case .closed, .timeout, .unsafeEndpoint, .other: .unspecified
         }
     }
 }
