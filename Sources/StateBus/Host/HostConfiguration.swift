@@ -20,6 +20,18 @@ public struct HostConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Properties per snapshot chunk.
     public var snapshotChunkSize: Int
+    /// What one client's replies (that it does not read) and the requests waiting behind
+    /// them may hold, in bytes (default 16 MiB). Past it the client is dropped: its backlog
+    /// is freed, its view id unbound, ``HostStatistics/droppedClients`` counts it, and its
+    /// writes time out on its side.
+    public var maxClientBacklogBytes: Int = 16 << 20
+    /// How long a view id stays bound to a connection that sends nothing (default 10 s):
+    /// until then another connection naming it is refused with `viewIDInUse`, unless it
+    /// shows the binding's session token. Views send a ping when idle, well within it.
+    public var viewIDLease: Duration = .seconds(10)
+    /// The most connections the host keeps state for (default 100,000); the longest silent
+    /// ones without a backlog are forgotten first.
+    public var maxClients: Int = 100_000
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence

@@ -28,6 +28,8 @@ final class HostServer {
     private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool, view: String, writeID: UInt64)] = []
     /// The answers given to recent writes, so a write sent again is not applied twice.
     private var ledger = WriteLedger()
+    /// Each connection's view id, queued replies and parked requests.
+    private var clients: ClientTable
     private let welcome: Statebus_V1_Welcome
     private var logger: Logger { configuration.logger }
 
@@ -44,6 +46,7 @@ final class HostServer {
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
         commitPipeline = CommitPipeline(truth: state, persistence: persistence)
+        clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         self.state = state
         self.configuration = configuration
         self.counters = counters
@@ -53,8 +56,12 @@ final class HostServer {
         // with a clear `tooLarge` error instead.
         try control.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 4 + 4096)
         try control.set(.routerMandatory, true)
-        try control.set(.routerHandover, true)
-        try control.set(.sendHighWaterMark, 100_000)
+        // No handover: a connection never takes over another's routing id. Views no longer
+        // choose their routing id at all; the socket gives each connection its own, and the
+        // view id binds to it at hello (``ClientTable``).
+        try control.set(.routerHandover, false)
+        // Per client, in libzmq's queue; past it replies wait in the client's backlog.
+        try control.set(.sendHighWaterMark, 1_000)
         try updates.set(.xpubVerbose, true)
         try updates.set(.sendHighWaterMark, 100_000)
         try updates.set(.linger, 200)
@@ -82,6 +89,9 @@ final class HostServer {
         }
         thread.register(control) { [unowned self] in self.controlReadable() }
         thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
+        // Backlogged clients are retried often: the socket says when it is writable as a
+        // whole, not per client.
+        thread.scheduleTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { [unowned self] in self.drainBacklogs() }
         if let interval = configuration.heartbeatInterval {
             thread.scheduleTimer(after: interval, repeating: interval) { [unowned self] in self.heartbeatIfIdle(interval) }
         }
@@ -112,6 +122,7 @@ final class HostServer {
     private func controlReadable() {
         // Everything drained in this turn that waits for durability commits together.
         defer { if !waitingReplies.isEmpty { publishPending() } }
+        drainBacklogs()
         for _ in 0..<256 {
             let frames: [ZeroMQ.Message]
             do {
@@ -128,8 +139,45 @@ final class HostServer {
                 }
                 continue
             }
-            handle(identity: frames[0].bytes, payload: frames[1])
+            let identity = frames[0].bytes
+            clients.touch(identity)
+            if clients.isBacklogged(identity) {
+                // Not handled until this client's replies drain: back-pressure on the client.
+                let backlog = clients.park(frames[1], from: identity)
+                if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
+                continue
+            }
+            handle(identity: identity, payload: frames[1])
         }
+    }
+
+    /// Sends queued replies that the socket now takes, then handles the requests that were
+    /// parked behind them.
+    private func drainBacklogs() {
+        guard !clients.backlogged.isEmpty else { return }
+        for identity in clients.backlogged {
+            while let bytes = clients.firstReply(of: identity) {
+                switch deliver(bytes, to: identity) {
+                case .sent: clients.removeFirstReply(of: identity)
+                case .full: break
+                case .gone: clients.drop(identity)
+                }
+                if !clients.isBacklogged(identity) || clients.firstReply(of: identity) == bytes { break }
+            }
+            for request in clients.takeParked(of: identity) {
+                handle(identity: identity, payload: request)
+            }
+        }
+        if !waitingReplies.isEmpty { publishPending() }
+    }
+
+    /// Forgets a client whose backlog passed its bound: it does not read its replies.
+    private func dropClient(_ identity: [UInt8], backlog: Int) {
+        let viewID = clients.viewID(of: identity) ?? "(no hello)"
+        let (replies, requests) = clients.drop(identity)
+        counters.droppedClients.add(1, ordering: .relaxed)
+        counters.droppedMessages.add(replies, ordering: .relaxed)
+        logger.warning("dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than HostConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); \(replies) replies and \(requests) requests discarded, its writes will time out on its side")
     }
 
     private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
@@ -157,7 +205,18 @@ final class HostServer {
             return
         }
         switch request.body {
-        case .hello:
+        case .hello(let hello):
+            var welcome = self.welcome
+            if !hello.viewID.isEmpty {
+                switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
+                case .bound(let token): welcome.sessionToken = Data(token)
+                case .inUse:
+                    counters.badMessages.add(1, ordering: .relaxed)
+                    reply(to: identity, requestID: request.requestID, error: StateBusError(
+                        .viewIDInUse, "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id (ReplicaConfiguration.viewID), or wait \(configuration.viewIDLease) after the other stopped"))
+                    return
+                }
+            }
             var reply = Statebus_V1_Reply()
             reply.welcome = welcome
             send(reply, to: identity, requestID: request.requestID)
@@ -186,6 +245,9 @@ final class HostServer {
         if !write.unknownFields.data.isEmpty || write.changes.contains(where: { !$0.unknownFields.data.isEmpty }) {
             counters.badMessages.add(1, ordering: .relaxed)
             writeReply.rejection = StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
+        } else if !clients.admitsWrite(viewID: write.viewID, from: identity) {
+            counters.writesRejected.add(1, ordering: .relaxed)
+            writeReply.rejection = StateBusError(.viewIDInUse, "view id '\(write.viewID)' belongs to another live connection; this connection may not write as it", object: write.object).wire
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
             if !write.viewID.isEmpty, let earlier = ledger.answer(to: write) {
@@ -259,7 +321,9 @@ final class HostServer {
             var reply = Statebus_V1_Reply()
             reply.snapshotChunk = chunk
             // A view too slow to take its snapshot times out and asks again.
-            guard send(reply, to: identity, requestID: requestID) else { return }
+            // Chunks the socket will not take now wait in the client's backlog, in order; a
+            // client that has gone gets no more.
+            if !send(reply, to: identity, requestID: requestID), !clients.isBacklogged(identity) { return }
             index += 1
             start = end
         } while start < properties.count
@@ -271,23 +335,64 @@ final class HostServer {
         send(reply, to: identity, requestID: requestID)
     }
 
+    /// Sends a reply, or queues it behind the client's earlier ones when the socket will not
+    /// take it now (never dropped while the client is there).
+    /// - Returns: `false` when it did not go out now (queued, or the client is gone).
     @discardableResult
     private func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
         var reply = reply
         reply.protocolVersion = StateBusProtocol.version
         reply.requestID = requestID
+        let bytes: [UInt8]
         do {
-            let bytes: [UInt8] = try reply.serializedBytes()
-            guard try control.send(identity, more: true, wait: false) else {
-                counters.droppedMessages.add(1, ordering: .relaxed)
-                return false
-            }
-            try control.send(bytes, wait: false)
-            return true
+            bytes = try reply.serializedBytes()
         } catch {
-            // The view has gone (router-mandatory reports it); nothing to do but count it.
+            logger.error("could not encode a reply: \(error)")
             counters.droppedMessages.add(1, ordering: .relaxed)
             return false
+        }
+        if counters.repliesToDrop.load(ordering: .relaxed) > 0 {
+            counters.repliesToDrop.subtract(1, ordering: .relaxed)
+            return true  // fault injection: lost on the wire
+        }
+        guard !clients.isBacklogged(identity) else {
+            queue(bytes, to: identity)
+            return false
+        }
+        switch deliver(bytes, to: identity) {
+        case .sent: return true
+        case .full:
+            queue(bytes, to: identity)
+            return false
+        case .gone:
+            clients.drop(identity)
+            return false
+        }
+    }
+
+    private func queue(_ bytes: [UInt8], to identity: [UInt8]) {
+        let backlog = clients.queueReply(bytes, to: identity)
+        if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
+    }
+
+    private enum Delivery { case sent, full, gone }
+
+    /// One attempt to hand a reply to the socket.
+    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> Delivery {
+        do {
+            guard try control.send(identity, more: true, wait: false) else { return .full }
+            // The routing frame is in: libzmq checks its limit at a message's first frame only,
+            // so it takes the rest of a message it has started.
+            guard try control.send(bytes, wait: false) else {
+                logger.error("libzmq refused the body of a reply whose routing frame it took; the reply is lost")
+                counters.droppedMessages.add(1, ordering: .relaxed)
+                return .sent
+            }
+            return .sent
+        } catch {
+            // The client has gone (router-mandatory reports it): nobody is left to tell.
+            counters.droppedMessages.add(1, ordering: .relaxed)
+            return .gone
         }
     }
 
@@ -314,7 +419,19 @@ final class HostServer {
             while end < pending.count, end - start < 512, pending[end].object == object { end += 1 }
             var publication = Statebus_V1_Publication()
             publication.protocolVersion = StateBusProtocol.version
-            publication.updates = pending[start..<end].map { $0.wire(epoch: state.epoch) }
+            publication.updates = pending[start..<end].map { batch in
+                var wire = batch.wire(epoch: state.epoch)
+                // A view takes the echo of its own write as the host's acceptance. A write
+                // whose commit failed is published (its compensation follows) but not
+                // accepted, so it travels without its origin: its view hears the
+                // persistenceFailed reply instead.
+                if outcome.failure != nil, batch.origin != nil,
+                   persistence?.touchesPersisted(batch.object, batch.changes.map(\.change.property)) == true {
+                    wire.origin = ""
+                    wire.writeID = 0
+                }
+                return wire
+            }
             start = end
             if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
                 counters.publicationsToDrop.subtract(1, ordering: .relaxed)

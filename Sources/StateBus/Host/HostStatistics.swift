@@ -18,13 +18,16 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Transactions committed for persisted properties (one fsync each; group commit puts
     /// many writes in one).
     public var persistenceCommits: Int
+    /// Clients dropped because they did not read their replies (their backlog passed
+    /// ``HostConfiguration/maxClientBacklogBytes``).
+    public var droppedClients: Int
     /// Writes that arrived again (sent again after a reconnect) and were answered with
     /// their first answer instead of being applied twice.
     public var duplicateWrites: Int
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients)"
     }
 }
 
@@ -38,8 +41,11 @@ final class HostCounters: Sendable {
     let publications = Atomic<Int>(0)
     let persistenceCommits = Atomic<Int>(0)
     let duplicateWrites = Atomic<Int>(0)
+    let droppedClients = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
+    /// Fault injection for tests: write and other replies to drop on purpose.
+    let repliesToDrop = Atomic<Int>(0)
 
     var snapshot: HostStatistics {
         HostStatistics(
@@ -50,6 +56,7 @@ final class HostCounters: Sendable {
             droppedMessages: droppedMessages.load(ordering: .relaxed),
             publications: publications.load(ordering: .relaxed),
             persistenceCommits: persistenceCommits.load(ordering: .relaxed),
+            droppedClients: droppedClients.load(ordering: .relaxed),
             duplicateWrites: duplicateWrites.load(ordering: .relaxed)
         )
     }

@@ -157,6 +157,13 @@ public final class StateHost: Sendable {
         counters.publicationsToDrop.store(count, ordering: .relaxed)
     }
 
+    /// Fault injection for tests: the next `count` replies on the control socket are not
+    /// sent, as if lost on the wire, so views must cope (a write's echo still confirms it).
+    @_spi(Testing)
+    public func dropNextRepliesForTesting(_ count: Int) {
+        counters.repliesToDrop.store(count, ordering: .relaxed)
+    }
+
     /// Fault injection for tests: holds the host's I/O loop until the returned closure is
     /// called, so work queues up (as under load) and is then handled in one turn.
     @_spi(Testing)

@@ -11,9 +11,12 @@ import StateBusWire
 ///
 /// A write counts as a copy only when its view id, write id and changes all match one
 /// recorded here: a process that reuses a view id after a restart (its write ids start over)
-/// sends different changes and is not mistaken for a copy. The ledger keeps the last
-/// ``answersPerView`` answers of each view and forgets the least recently active views
-/// beyond ``maximumViews``; a copy older than that is applied again, as before the ledger.
+/// sends different changes and is not mistaken for a copy. The changes are kept as a digest
+/// (a hash of the object and the changes), never as values, so what a client writes does not
+/// stay in the host's memory. The ledger keeps the last ``answersPerView`` answers of each
+/// view, forgets the least recently active views beyond ``maximumViews``, and holds at most
+/// ``maximumBytes`` of answers in all, the oldest evicted first; a copy older than that is
+/// applied again, as before the ledger.
 ///
 /// Owned by the host's I/O loop thread; not thread-safe.
 struct WriteLedger {
@@ -21,16 +24,35 @@ struct WriteLedger {
     struct Answer {
         var reply: Statebus_V1_WriteReply
         var durable: Bool
-        /// The write's changes, to tell a copy from a different write with the same id
-        /// (kept as received: no work on the write path beyond a retain).
-        let changes: [Statebus_V1_Change]
-        let object: String
+        /// A hash of the write's object and changes, to tell a copy from a different write
+        /// with the same id. Hashed with this process's random seed: unguessable, and the
+        /// ledger lives as long as the process.
+        let digest: Int
+
+        /// Records an answer to a write of `changes` to `object`.
+        init(reply: Statebus_V1_WriteReply, durable: Bool, changes: [Statebus_V1_Change], object: String) {
+            self.reply = reply
+            self.durable = durable
+            self.digest = Self.digest(object: object, changes: changes)
+        }
+
+        static func digest(object: String, changes: [Statebus_V1_Change]) -> Int {
+            var hasher = Hasher()
+            hasher.combine(object)
+            hasher.combine(changes)
+            return hasher.finalize()
+        }
+
+        /// What the answer costs in memory: its fixed part and the rejection's text.
+        var bytes: Int { 96 + reply.rejection.message.utf8.count + reply.rejection.object.utf8.count + reply.rejection.property.utf8.count }
     }
 
     /// Answers kept per view: far more than a view has in flight.
     static let answersPerView = 1024
     /// Views remembered at once.
     static let maximumViews = 10_000
+    /// Answers held in all, in bytes (about 300,000 short answers).
+    static let maximumBytes = 32 << 20
 
     private struct ViewWrites {
         var answers: [UInt64: Answer] = [:]
@@ -39,26 +61,64 @@ struct WriteLedger {
 
     private var views: [String: ViewWrites] = [:]
     private var activity: UInt64 = 0
+    /// Every recorded answer in recording order, for evicting the oldest; entries whose
+    /// answer was already forgotten are skipped when they come up.
+    private var order: [(view: String, writeID: UInt64)] = []
+    private var orderStart = 0
+    /// What the remembered answers cost.
+    private(set) var bytes = 0
+    /// Answers remembered.
+    private(set) var count = 0
 
     /// The answer given to this very write before, if `write` is a copy of it.
     func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
-        guard let answer = views[write.viewID]?.answers[write.writeID], answer.object == write.object, answer.changes == write.changes else { return nil }
+        guard let answer = views[write.viewID]?.answers[write.writeID],
+              answer.digest == Answer.digest(object: write.object, changes: write.changes) else { return nil }
         return answer
     }
 
     /// Records the answer given to a write.
     mutating func record(view: String, writeID: UInt64, answer: Answer) {
         activity += 1
-        views[view, default: ViewWrites()].answers[writeID] = answer
+        if let replaced = views[view, default: ViewWrites()].answers.updateValue(answer, forKey: writeID) {
+            forgetCost(of: replaced)
+        }
+        bytes += answer.bytes
+        count += 1
+        order.append((view, writeID))
         views[view]!.lastActive = activity
         if views[view]!.answers.count > 2 * Self.answersPerView {
             // Write ids grow, so the oldest answers have the smallest ids.
             let keep = Set(views[view]!.answers.keys.sorted().suffix(Self.answersPerView))
+            for (id, old) in views[view]!.answers where !keep.contains(id) { forgetCost(of: old) }
             views[view]!.answers = views[view]!.answers.filter { keep.contains($0.key) }
         }
         if views.count > Self.maximumViews + Self.maximumViews / 10 {
             let keep = Set(views.sorted { $0.value.lastActive > $1.value.lastActive }.prefix(Self.maximumViews).map(\.key))
+            for (name, writes) in views where !keep.contains(name) { writes.answers.values.forEach { forgetCost(of: $0) } }
             views = views.filter { keep.contains($0.key) }
+        }
+        evictOldest()
+    }
+
+    private mutating func forgetCost(of answer: Answer) {
+        bytes -= answer.bytes
+        count -= 1
+    }
+
+    /// Forgets the oldest answers while the ledger holds more than ``maximumBytes``, and
+    /// drops forgotten entries from the recording order once they outnumber the live ones.
+    private mutating func evictOldest() {
+        while bytes > Self.maximumBytes, orderStart < order.count {
+            let (view, writeID) = order[orderStart]
+            orderStart += 1
+            guard let answer = views[view]?.answers.removeValue(forKey: writeID) else { continue }
+            forgetCost(of: answer)
+            if views[view]?.answers.isEmpty == true { views[view] = nil }
+        }
+        if order.count - orderStart > 2 * count + 1024 || orderStart > order.count / 2 {
+            order = order[orderStart...].filter { views[$0.view]?.answers[$0.writeID] != nil }
+            orderStart = 0
         }
     }
 

@@ -180,6 +180,9 @@ public final class ModelBus: Observable {
                 guard let self else { return }
                 self.lastRejected = change
                 self.setLastWriteError(error)
+                // A write the replica's full queue refused never showed there, so nothing
+                // rolls it back on its own: take the replica's value back into the model.
+                if error.code == .overloaded { self.pull([change.property]) }
             } catch {}
         }
     }

@@ -35,6 +35,13 @@ public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible 
         case closed
         /// The operation did not finish before its deadline.
         case timeout
+        /// Another live connection holds this view id: each replica needs an id of its own
+        /// (``ReplicaConfiguration/viewID``).
+        case viewIDInUse
+        /// The replica's write queue is full (``ReplicaConfiguration/maxQueuedWrites`` or
+        /// ``ReplicaConfiguration/maxQueuedWriteBytes``): the write was not made. Wait for
+        /// answers, or use ``Replica/write(_:waitingUpTo:)``, which waits for room.
+        case overloaded
         /// The endpoint is an ipc socket in a runtime folder that is not private (another
         /// user could own the socket), so the replica does not connect; see the message.
         case unsafeEndpoint

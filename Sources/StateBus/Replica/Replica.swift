@@ -24,6 +24,8 @@ public final class Replica: Sendable {
     /// This replica's id, as the host sees it.
     public let viewID: String
 
+    /// Identity, patience and the write queue's bounds.
+    public let configuration: ReplicaConfiguration
     let shared = ReplicaShared()
     let loop: IOLoop
     private let ownsLoop: Bool
@@ -39,6 +41,7 @@ public final class Replica: Sendable {
         self.object = object
         self.controlEndpoint = controlEndpoint
         self.viewID = configuration.viewID
+        self.configuration = configuration
         let ownsLoop = loop == nil
         let loop = try loop ?? IOLoop(context: try Context(), name: "statebus-view")
         self.loop = loop
@@ -210,22 +213,87 @@ public final class Replica: Sendable {
     }
 
     /// Writes several properties as one batch: the host applies all or none.
+    ///
+    /// The write shows at once and goes to the host in order. It fails (and disappears from
+    /// what the view shows) when the host rejects it, when no answer comes within
+    /// ``ReplicaConfiguration/writeTimeout`` (`timeout`), or at once, unshown, when the
+    /// replica's write queue is full (`overloaded`; ``write(_:waitingUpTo:)`` waits instead).
     /// - Returns: a receipt for the batch.
     @discardableResult
     public func write(_ changes: [PropertyChange]) -> WriteReceipt {
-        let (receipt, changed) = shared.inner.withLock { inner -> (WriteReceipt, Set<String>) in
+        switch admit(changes) {
+        case .admitted(let receipt): return receipt
+        case .full(let error):
+            let receipt = WriteReceipt(writeID: 0)
+            receipt.complete(.failure(error))
+            return receipt
+        }
+    }
+
+    /// Writes several properties as one batch once the replica's write queue has room,
+    /// waiting up to `timeout` for it: the back-pressure a producer of many writes needs.
+    /// - Returns: the write's receipt; await ``WriteReceipt/accepted()`` for the verdict.
+    /// - Throws: `StateBusError` `overloaded` when the queue stayed full until the deadline,
+    ///   `closed` when the replica closed.
+    public func write(_ changes: [PropertyChange], waitingUpTo timeout: Duration) async throws -> WriteReceipt {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            switch admit(changes) {
+            case .admitted(let receipt): return receipt
+            case .full(let error):
+                let left = deadline - .now
+                guard left > .zero else { throw error }
+                // Room comes back with the host's answers (or expiries): wait for one.
+                do {
+                    try await waitFor(timeout: left, "room in the write queue") { replica in
+                        if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
+                        return replica.shared.inner.withLock { replica.hasRoom(in: $0, for: changes) }
+                    }
+                } catch let waited as StateBusError where waited.code == .timeout {
+                    throw error
+                }
+            }
+        }
+    }
+
+    private enum Admission {
+        case admitted(WriteReceipt)
+        case full(StateBusError)
+    }
+
+    private func hasRoom(in inner: ReplicaShared.Inner, for changes: [PropertyChange]) -> Bool {
+        let bytes = changes.reduce(0) { $0 + $1.approximateBytes }
+        return inner.state.pending.count < configuration.maxQueuedWrites
+            && (inner.state.queuedBytes + bytes <= configuration.maxQueuedWriteBytes || inner.state.pending.isEmpty)
+    }
+
+    /// Makes the write when the queue has room (it then shows at once and is sent in order).
+    private func admit(_ changes: [PropertyChange]) -> Admission {
+        let bytes = changes.reduce(0) { $0 + $1.approximateBytes }
+        let deadline = ContinuousClock.now + configuration.writeTimeout
+        let admitted = shared.inner.withLock { inner -> (WriteReceipt, Set<String>)? in
+            guard hasRoom(in: inner, for: changes) else { return nil }
             let id = inner.nextWriteID
             inner.nextWriteID += 1
             let receipt = WriteReceipt(writeID: id)
             inner.receipts[id] = receipt
-            return (receipt, inner.state.localWrite(id: id, changes: changes))
+            return (receipt, inner.state.localWrite(id: id, changes: changes, deadline: deadline, bytes: bytes))
+        }
+        guard let (receipt, changed) = admitted else {
+            let (count, queued) = shared.inner.withLock { ($0.state.pending.count, $0.state.queuedBytes) }
+            return .full(StateBusError(
+                .overloaded,
+                "the replica already has \(count) writes (about \(queued) bytes) waiting for the host, the most its queue holds "
+                    + "(ReplicaConfiguration.maxQueuedWrites \(configuration.maxQueuedWrites), maxQueuedWriteBytes \(configuration.maxQueuedWriteBytes)); "
+                    + "the write was not made: wait for answers, or use write(_:waitingUpTo:)",
+                object: object))
         }
         shared.feed.notify(changed)
         let promise = self.promise
         if !loop.execute({ _ in promise.value?.value.flushWrites() }) {
             shared.complete(writeID: receipt.writeID, with: .failure(StateBusError(.closed, "the replica is closed", object: object)))
         }
-        return receipt
+        return .admitted(receipt)
     }
 }
 

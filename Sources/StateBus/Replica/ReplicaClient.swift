@@ -41,6 +41,11 @@ final class ReplicaClient {
     private var lastHeard = ContinuousClock.now
     private var phaseStarted = ContinuousClock.now
     private var heartbeatInterval: Duration?
+    /// The last welcome's token: shown in a hello from a new connection, it proves that our
+    /// view id is still ours (``HostConfiguration/viewIDLease``).
+    private var sessionToken = Data()
+    /// When a request last went to the host: an idle view pings so its view id stays bound.
+    private var lastSent = ContinuousClock.now
     private var closed = false
     private var logger: Logger { configuration.logger }
 
@@ -71,9 +76,12 @@ final class ReplicaClient {
         }
         do {
             let dealer = try Socket(context: thread.context, type: .dealer)
-            try dealer.set(.routingID, Array(viewID.utf8))
+            // No routing id of our own: the host's socket gives each connection one, and the
+            // hello binds the view id to it, so no other connection can take our answers.
             try dealer.set(.reconnectInterval, 100)
             try dealer.set(.reconnectIntervalMax, 1000)
+            // Room for the window of writes in flight and the few other requests.
+            try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxWritesInFlight + 1_000))
             // No ZMTP heartbeats (ZMQ_HEARTBEAT_IVL): libzmq 4.3.4 can abort the whole process
             // in its stream engine when a heartbeat meets a dead peer (libzmq issues 4364,
             // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
@@ -89,9 +97,10 @@ final class ReplicaClient {
         hello.viewID = viewID
         hello.nodeName = configuration.nodeName
         hello.objects = [object]
+        hello.sessionToken = sessionToken
         var request = Statebus_V1_Request()
         request.hello = hello
-        helloRequestID = send(request)
+        helloRequestID = send(request) ?? 0
     }
 
     private func enter(_ phase: Phase) {
@@ -139,9 +148,11 @@ final class ReplicaClient {
         shared.connectionFeed.notify(["error"])
     }
 
+    /// Sends a request; returns its request id, or `nil` when it could not be queued (no
+    /// socket, or the socket's queue is full: the caller keeps what it must send again).
     @discardableResult
-    private func send(_ request: Statebus_V1_Request) -> UInt64 {
-        guard let dealer else { return 0 }
+    private func send(_ request: Statebus_V1_Request) -> UInt64? {
+        guard let dealer else { return nil }
         var request = request
         request.protocolVersion = StateBusProtocol.version
         let id = nextRequestID
@@ -149,10 +160,16 @@ final class ReplicaClient {
         request.requestID = id
         do {
             let bytes: [UInt8] = try request.serializedBytes()
-            // A DEALER queues while the host is unreachable, up to its high-water mark.
-            _ = try dealer.send(bytes, wait: false)
+            // A DEALER queues while the host is unreachable, up to its high-water mark; the
+            // window of writes in flight keeps writes well below it.
+            lastSent = .now
+            guard try dealer.send(bytes, wait: false) else {
+                logger.debug("the control socket's queue is full; request \(id) will be sent again")
+                return nil
+            }
         } catch {
-            logger.debug("send failed: \(error)")
+            logger.warning("could not send a request to \(controlEndpoint): \(error)")
+            return nil
         }
         return id
     }
@@ -200,6 +217,7 @@ final class ReplicaClient {
             logger.info("host restarted (epoch \(epoch) -> \(welcome.epoch)); resynchronising")
         }
         epoch = welcome.epoch
+        sessionToken = welcome.sessionToken
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
         shared.inner.withLock { inner in
             inner.lastError = nil
@@ -251,7 +269,7 @@ final class ReplicaClient {
         snapshotValues = [:]
         snapshotVersions = [:]
         nextChunk = 0
-        snapshotRequestID = send(request)
+        snapshotRequestID = send(request) ?? 0
         enter(.snapshot)
     }
 
@@ -293,6 +311,8 @@ final class ReplicaClient {
             shared.complete(writeID: reply.writeID, with: .failure(error))
             shared.rejections.notify([error.description])
         }
+        // An answer frees a place in the window of writes in flight.
+        flushWrites()
     }
 
     // MARK: Updates channel
@@ -338,6 +358,7 @@ final class ReplicaClient {
         enum Interruption { case newEpoch, gap(have: UInt64, next: Statebus_V1_UpdateBatch) }
         var interruption: Interruption?
         var applied = 0
+        var echoes: [(writeID: UInt64, sequence: UInt64)] = []
         let epoch = self.epoch
         let viewID = self.viewID
         shared.update { state in
@@ -347,12 +368,19 @@ final class ReplicaClient {
                 if batch.sequence <= state.sequence { continue }  // already in the snapshot
                 guard batch.sequence == state.sequence + 1 else { interruption = .gap(have: state.sequence, next: batch); break }
                 let changes = batch.changes.map(PropertyChange.init(wire:))
+                if batch.origin == viewID, batch.writeID != 0 { echoes.append((batch.writeID, batch.sequence)) }
                 state.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID, changed: &changed)
                 applied += 1
             }
             return changed
         }
         if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) }
+        // The echo of this view's own write is the host's acceptance too: it resolves the
+        // receipt even if the reply itself is late or lost (the reply then finds nothing).
+        if !echoes.isEmpty {
+            for echo in echoes { shared.complete(writeID: echo.writeID, with: .success(echo.sequence)) }
+            flushWrites()
+        }
         switch interruption {
         case nil:
             return true
@@ -390,7 +418,15 @@ final class ReplicaClient {
 
     private func checkLiveness() {
         guard !closed else { return }
+        expireWrites()
+        flushWrites()
         let now = ContinuousClock.now
+        // Well within the host's view-id lease (10 s by default), so it stays ours.
+        if phase == .live, now - lastSent > configuration.requestTimeout {
+            var request = Statebus_V1_Request()
+            request.ping = Statebus_V1_Ping()
+            send(request)
+        }
         switch phase {
         case .live, .awaitingJoin:
             // Heartbeats keep `lastHeard` fresh, so a join marker that never came needs its
@@ -415,11 +451,15 @@ final class ReplicaClient {
 
     // MARK: Writes
 
-    /// Sends writes made since the last call (only when live: before that, they wait).
+    /// Sends writes made since the last call, in order, as long as fewer than
+    /// ``ReplicaConfiguration/maxWritesInFlight`` are unanswered (only when live: before
+    /// that, they wait). A write the socket will not take now stays queued and goes on the
+    /// next call: after an answer, an expiry or a liveness tick.
     func flushWrites() {
         guard phase == .live else { return }
-        let unsent = shared.inner.withLock { $0.state.takeUnsent() }
-        for write in unsent {
+        let window = configuration.maxWritesInFlight
+        let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }
+        for (index, write) in unsent.enumerated() {
             var body = Statebus_V1_WriteRequest()
             body.object = object
             body.writeID = write.id
@@ -427,7 +467,23 @@ final class ReplicaClient {
             body.changes = write.changes.map(\.wire)
             var request = Statebus_V1_Request()
             request.write = body
-            send(request)
+            guard send(request) != nil else {
+                // Not queued: it and every later one stay unsent, so order is kept.
+                shared.inner.withLock { inner in
+                    for later in unsent[index...] { inner.state.markUnsent(later.id) }
+                }
+                return
+            }
+        }
+    }
+
+    /// Fails the writes whose deadline passed without an answer, with `timeout`.
+    private func expireWrites() {
+        let error = StateBusError(.timeout, "the host did not answer the write within \(configuration.writeTimeout) (ReplicaConfiguration.writeTimeout); "
+            + "it may or may not have been applied: the view shows the host's value", object: object)
+        let expired = shared.expireWrites(at: .now, with: error)
+        if expired > 0 {
+            logger.warning("\(expired) writes to \(object) timed out after \(configuration.writeTimeout) without an answer from \(controlEndpoint)")
         }
     }
 }

@@ -11,8 +11,22 @@ public struct ReplicaConfiguration: Sendable {
     public var missedHeartbeatsBeforeStale: Int
     /// How long a hello or snapshot may take before it is asked again.
     public var requestTimeout: Duration
-    /// How often liveness is checked.
+    /// How often liveness (and write deadlines) are checked.
     public var livenessCheckInterval: Duration
+    /// How long a write may wait for the host's answer, from the moment it is made: past it,
+    /// the write fails with `StateBusError.Code.timeout` and the view shows the host's value
+    /// again. The outcome is then unknown (the host may still apply it); the replica shows
+    /// whatever the host publishes. Covers time spent disconnected, waiting to be sent.
+    public var writeTimeout: Duration
+    /// At most this many writes are sent and unanswered at once; later ones wait in the
+    /// replica's queue, in order, and go as answers come back (flow control toward the host).
+    public var maxWritesInFlight: Int
+    /// The replica's write queue (every write not yet confirmed) holds at most this many
+    /// writes. A write past it fails at once with `StateBusError.Code.overloaded` and is not
+    /// shown; ``Replica/write(_:waitingUpTo:)`` waits for room instead.
+    public var maxQueuedWrites: Int
+    /// The same bound in bytes (an estimate of the writes' values).
+    public var maxQueuedWriteBytes: Int
     /// Where the replica logs.
     public var logger: Logger
 
@@ -21,11 +35,19 @@ public struct ReplicaConfiguration: Sendable {
     ///   - nodeName: a name for logs (default: the process name).
     ///   - missedHeartbeatsBeforeStale: silent intervals before going stale (default 3).
     ///   - requestTimeout: how long to wait for a welcome or snapshot (default 2 s).
+    ///   - writeTimeout: how long a write may wait for its answer (default 30 s).
+    ///   - maxWritesInFlight: writes sent and unanswered at once (default 1,000).
+    ///   - maxQueuedWrites: writes waiting for confirmation (default 100,000).
+    ///   - maxQueuedWriteBytes: the same in bytes (default 64 MiB).
     ///   - logger: where to log.
     public init(
         nodeName: String = ProcessInfo.processInfo.processName,
         missedHeartbeatsBeforeStale: Int = 3,
         requestTimeout: Duration = .seconds(2),
+        writeTimeout: Duration = .seconds(30),
+        maxWritesInFlight: Int = 1_000,
+        maxQueuedWrites: Int = 100_000,
+        maxQueuedWriteBytes: Int = 64 << 20,
         logger: Logger = Logger(label: "statebus.replica")
     ) {
         self.viewID = UUID().uuidString
@@ -33,6 +55,10 @@ public struct ReplicaConfiguration: Sendable {
         self.missedHeartbeatsBeforeStale = max(1, missedHeartbeatsBeforeStale)
         self.requestTimeout = requestTimeout
         self.livenessCheckInterval = .milliseconds(100)
+        self.writeTimeout = writeTimeout
+        self.maxWritesInFlight = max(1, maxWritesInFlight)
+        self.maxQueuedWrites = max(1, maxQueuedWrites)
+        self.maxQueuedWriteBytes = max(1, maxQueuedWriteBytes)
         self.logger = logger
     }
 }

@@ -56,6 +56,21 @@ final class ReplicaShared: Sendable {
         receipt?.complete(result)
     }
 
+    /// Fails the writes whose deadline passed without an answer: they disappear from what
+    /// the view shows, and their receipts fail with `error`.
+    /// - Returns: how many expired.
+    func expireWrites(at now: ContinuousClock.Instant, with error: StateBusError) -> Int {
+        let (receipts, changed) = inner.withLock { inner -> ([WriteReceipt], Set<String>) in
+            let (expired, changed) = inner.state.expire(at: now)
+            return (expired.compactMap { inner.receipts.removeValue(forKey: $0) }, changed)
+        }
+        guard !receipts.isEmpty || !changed.isEmpty else { return 0 }
+        feed.notify(changed)
+        writeOutcomes.notify(["write"])
+        for receipt in receipts { receipt.complete(.failure(error)) }
+        return receipts.count
+    }
+
     /// Fails every open receipt (the replica is closing).
     func failAll(_ error: StateBusError) {
         let receipts = inner.withLock { inner in

@@ -15,11 +15,17 @@ struct ReplicaState: Sendable {
     struct PendingWrite: Sendable {
         let id: UInt64
         let changes: [PropertyChange]
+        /// When the write fails with `timeout` if the host has not answered it.
+        var deadline: ContinuousClock.Instant = .now + .seconds(3600 * 24 * 365)
+        /// Roughly what the write costs in memory, for the queue's bound in bytes.
+        var bytes = 0
         /// Sent to the current host incarnation.
         var sent = false
         /// The sequence the host applied it at, once accepted.
         var acceptedSequence: UInt64?
         var properties: Set<String> { Set(changes.map(\.property)) }
+        /// Sent and not answered yet: it counts against the window of writes in flight.
+        var inFlight: Bool { sent && acceptedSequence == nil }
     }
 
     private(set) var confirmed: [String: Value] = [:]
@@ -45,12 +51,81 @@ struct ReplicaState: Sendable {
     private(set) var sequence: UInt64 = 0
     private(set) var epoch: UInt64 = 0
     private(set) var hasSnapshot = false
-    private(set) var pending: [PendingWrite] = []
+    /// The view's writes the host has not confirmed, in write order (ids ascending).
+    private(set) var pending: [PendingWrite] = [] {
+        didSet {
+            if pending.isEmpty {
+                queuedBytes = 0
+                inFlight = 0
+                nextUnsentID = 0
+                acceptedQueue.removeAll(keepingCapacity: true)
+                acceptedQueueStart = 0
+            }
+        }
+    }
+    /// What the pending writes cost, for ``ReplicaConfiguration/maxQueuedWriteBytes``.
+    private(set) var queuedBytes = 0
+    /// Pending writes sent and not answered: at most ``ReplicaConfiguration/maxWritesInFlight``.
+    private(set) var inFlight = 0
+    /// Every pending write with a smaller id has been taken by ``takeUnsent(limit:)`` since
+    /// the connection was (re)built, so the next call starts here, not at the front.
+    private var nextUnsentID: UInt64 = 0
+    /// Pending writes the host accepted, by the sequence it applied them at (ascending, as
+    /// answers come in host order), so an update confirms them without a scan of every
+    /// pending write.
+    private var acceptedQueue: [(sequence: UInt64, id: UInt64)] = []
+    private var acceptedQueueStart = 0
+
+    /// Where the pending write with this id is: pending ids ascend, so a binary search.
+    private func indexOfPending(_ id: UInt64) -> Int? {
+        var low = pending.startIndex, high = pending.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if pending[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return low < pending.endIndex && pending[low].id == id ? low : nil
+    }
 
     /// The view's own write, shown at once.
-    mutating func localWrite(id: UInt64, changes: [PropertyChange]) -> Set<String> {
-        pending.append(PendingWrite(id: id, changes: changes))
+    /// - Parameters:
+    ///   - deadline: when it fails with `timeout` unless answered (see ``expire(at:)``).
+    ///   - bytes: what it costs, counted in ``queuedBytes``.
+    mutating func localWrite(id: UInt64, changes: [PropertyChange], deadline: ContinuousClock.Instant? = nil, bytes: Int = 0) -> Set<String> {
+        var write = PendingWrite(id: id, changes: changes)
+        if let deadline { write.deadline = deadline }
+        write.bytes = bytes
+        pending.append(write)
+        queuedBytes += bytes
         return recompute(Set(changes.map(\.property)))
+    }
+
+    /// Forgets the pending write at `index`, keeping the counters in step.
+    private mutating func forgetPending(at index: Int) -> PendingWrite {
+        let write = pending.remove(at: index)
+        queuedBytes -= write.bytes
+        if write.inFlight { inFlight -= 1 }
+        return write
+    }
+
+    /// Fails every pending write whose deadline has passed: they disappear, as rejected
+    /// ones do, and the view shows the host's values for what they touched.
+    /// - Returns: the ids of the expired writes and the properties whose shown value changed.
+    mutating func expire(at now: ContinuousClock.Instant) -> (expired: [UInt64], changed: Set<String>) {
+        var expired: [UInt64] = []
+        var touched = Set<String>()
+        // Only writes nobody has answered expire; an accepted one waits for its echo.
+        var index = pending.startIndex
+        while index < pending.endIndex {
+            if pending[index].deadline <= now, pending[index].acceptedSequence == nil {
+                let write = forgetPending(at: index)
+                expired.append(write.id)
+                touched.formUnion(write.properties)
+            } else {
+                index += 1
+            }
+        }
+        guard !expired.isEmpty else { return ([], []) }
+        return (expired, recompute(touched))
     }
 
     /// A snapshot replaces the confirmed state.
@@ -59,7 +134,12 @@ struct ReplicaState: Sendable {
             // A new host incarnation: accepted writes not yet seen died with the old state;
             // writes without an answer are sent again.
             pending.removeAll { $0.acceptedSequence != nil }
+            acceptedQueue = []
+            acceptedQueueStart = 0
             for index in pending.indices { pending[index].sent = false }
+            queuedBytes = pending.reduce(0) { $0 + $1.bytes }
+            inFlight = 0
+            nextUnsentID = 0
         }
         self.epoch = epoch
         self.sequence = sequence
@@ -128,47 +208,80 @@ struct ReplicaState: Sendable {
 
     /// The host accepted a write at `sequence`.
     mutating func accept(writeID: UInt64, sequence: UInt64) -> Set<String> {
-        guard let index = pending.firstIndex(where: { $0.id == writeID }) else { return [] }
+        guard let index = indexOfPending(writeID) else { return [] }
         if sequence <= self.sequence {
             // The echo is already applied: the confirmed state holds the write.
-            let properties = pending[index].properties
-            pending.remove(at: index)
-            return recompute(properties)
+            return recompute(forgetPending(at: index).properties)
         }
+        if pending[index].inFlight { inFlight -= 1 }
         pending[index].acceptedSequence = sequence
+        let last = acceptedQueue.last?.sequence ?? 0
+        acceptedQueue.append((sequence, writeID))
+        // Answers to copies of writes (after a reconnect) can come out of order: keep it sorted.
+        if sequence < last { acceptedQueue[acceptedQueueStart...].sort { $0.sequence < $1.sequence } }
         return []
     }
 
     /// The host rejected a write: it disappears and the view shows the host's value again.
     mutating func reject(writeID: UInt64) -> Set<String> {
-        guard let index = pending.firstIndex(where: { $0.id == writeID }) else { return [] }
-        let properties = pending[index].properties
-        pending.remove(at: index)
-        return recompute(properties)
+        guard let index = indexOfPending(writeID) else { return [] }
+        return recompute(forgetPending(at: index).properties)
     }
 
-    /// Marks writes as sent; returns those that were not.
-    mutating func takeUnsent() -> [PendingWrite] {
+    /// Marks up to `limit` writes as sent, in write order; returns them.
+    mutating func takeUnsent(limit: Int = .max) -> [PendingWrite] {
         var unsent: [PendingWrite] = []
-        for index in pending.indices where !pending[index].sent {
-            pending[index].sent = true
-            unsent.append(pending[index])
+        // Pending ids ascend, so a binary search finds where the last call stopped.
+        var low = pending.startIndex, high = pending.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if pending[middle].id < nextUnsentID { low = middle + 1 } else { high = middle }
+        }
+        var index = low
+        while index < pending.endIndex, unsent.count < limit {
+            if !pending[index].sent {
+                pending[index].sent = true
+                if pending[index].inFlight { inFlight += 1 }
+                unsent.append(pending[index])
+            }
+            nextUnsentID = pending[index].id + 1
+            index += 1
         }
         return unsent
+    }
+
+    /// Marks one write unsent again: the socket would not take it now.
+    mutating func markUnsent(_ writeID: UInt64) {
+        guard let index = indexOfPending(writeID), pending[index].inFlight else { return }
+        pending[index].sent = false
+        inFlight -= 1
+        nextUnsentID = min(nextUnsentID, writeID)
     }
 
     /// Forgets that writes were sent (the connection is being rebuilt).
     mutating func markAllUnsent() {
         for index in pending.indices where pending[index].acceptedSequence == nil { pending[index].sent = false }
+        inFlight = 0
+        nextUnsentID = 0
     }
 
+    /// Removes the view's write the batch echoes (when `origin` is this view's) and every
+    /// accepted write the state now holds (accepted at `sequence` or before).
     private mutating func removeConfirmedWrites(upTo sequence: UInt64, origin: String?, writeID: UInt64?) -> Set<String> {
         var touched = Set<String>()
-        pending.removeAll { write in
-            let echoed = origin != nil && write.id == writeID
-            let confirmed = write.acceptedSequence.map { $0 <= sequence } ?? false
-            if echoed || confirmed { touched.formUnion(write.properties) }
-            return echoed || confirmed
+        if origin != nil, let writeID, let index = indexOfPending(writeID) {
+            touched.formUnion(forgetPending(at: index).properties)
+        }
+        while acceptedQueueStart < acceptedQueue.count, acceptedQueue[acceptedQueueStart].sequence <= sequence {
+            let id = acceptedQueue[acceptedQueueStart].id
+            acceptedQueueStart += 1
+            if let index = indexOfPending(id), pending[index].acceptedSequence != nil {
+                touched.formUnion(forgetPending(at: index).properties)
+            }
+        }
+        if acceptedQueueStart > 1024, acceptedQueueStart * 2 > acceptedQueue.count {
+            acceptedQueue.removeFirst(acceptedQueueStart)
+            acceptedQueueStart = 0
         }
         return touched
     }

@@ -18,6 +18,7 @@ extension StateBusError.Code {
         case .tooLarge: self = .tooLarge
         case .persistenceFailed: self = .persistenceFailed
         case .notJoined: self = .notJoined
+        case .viewIDInUse: self = .viewIDInUse
         default: self = .other
         }
     }
@@ -36,7 +37,8 @@ extension StateBusError.Code {
         case .tooLarge: .tooLarge
         case .persistenceFailed: .persistenceFailed
         case .notJoined: .notJoined
-        case .closed, .timeout, .unsafeEndpoint, .other: .unspecified
+        case .viewIDInUse: .viewIDInUse
+        case .closed, .timeout, .overloaded, .unsafeEndpoint, .other: .unspecified
         }
     }
 }

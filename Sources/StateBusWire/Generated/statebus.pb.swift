@@ -161,6 +161,9 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// a write or snapshot before hello
   case notJoined // = 12
+
+  /// another live connection holds this view id
+  case viewIDInUse // = 13
   case UNRECOGNIZED(Int)
 
   package init() {
@@ -182,6 +185,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 10: self = .tooLarge
     case 11: self = .persistenceFailed
     case 12: self = .notJoined
+    case 13: self = .viewIDInUse
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -201,6 +205,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .tooLarge: return 10
     case .persistenceFailed: return 11
     case .notJoined: return 12
+    case .viewIDInUse: return 13
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -220,6 +225,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .tooLarge,
     .persistenceFailed,
     .notJoined,
+    .viewIDInUse,
   ]
 
 }
@@ -559,6 +565,10 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// the objects it will bind; empty: all
   package var objects: [String] = []
 
+  /// The token of an earlier welcome to this view id, when the view says hello again from a
+  /// new connection (it reconnected): it proves the view id is still its own. Empty at first.
+  package var sessionToken: Data = Data()
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -584,6 +594,10 @@ package nonisolated struct Statebus_V1_Welcome: Sendable {
 
   /// requests larger than this are refused
   package var maxMessageBytes: UInt64 = 0
+
+  /// Binds the hello's view id to this connection; show it in a later hello from a new
+  /// connection (see PROTOCOL.md, "Identity").
+  package var sessionToken: Data = Data()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -915,7 +929,7 @@ nonisolated extension Statebus_V1_ValueKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0")
 }
 
 nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1522,7 +1536,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Hello"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1533,6 +1547,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 1: try { try decoder.decodeSingularStringField(value: &self.viewID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.nodeName) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.objects) }()
+      case 4: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
       default: break
       }
     }
@@ -1548,6 +1563,9 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.objects.isEmpty {
       try visitor.visitRepeatedStringField(value: self.objects, fieldNumber: 3)
     }
+    if !self.sessionToken.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sessionToken, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1555,6 +1573,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.viewID != rhs.viewID {return false}
     if lhs.nodeName != rhs.nodeName {return false}
     if lhs.objects != rhs.objects {return false}
+    if lhs.sessionToken != rhs.sessionToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1562,7 +1581,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Welcome"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0\u{3}session_token\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1576,6 +1595,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.objects) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.maxMessageBytes) }()
+      case 7: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
       default: break
       }
     }
@@ -1600,6 +1620,9 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if self.maxMessageBytes != 0 {
       try visitor.visitSingularUInt64Field(value: self.maxMessageBytes, fieldNumber: 6)
     }
+    if !self.sessionToken.isEmpty {
+      try visitor.visitSingularBytesField(value: self.sessionToken, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1610,6 +1633,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.objects != rhs.objects {return false}
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.maxMessageBytes != rhs.maxMessageBytes {return false}
+    if lhs.sessionToken != rhs.sessionToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

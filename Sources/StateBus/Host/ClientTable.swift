@@ -1,0 +1,172 @@
+import ZeroMQ
+
+/// What the host knows of each connection on its control socket: the view id its hello
+/// bound to it, replies waiting for room in the socket, and requests parked behind them.
+///
+/// **Identity.** The control socket gives every connection an id of its own (views no
+/// longer choose their routing id), and a hello binds the view id it names to that
+/// connection. Another connection that names a bound view id is refused (`viewIDInUse`)
+/// unless it shows the binding's session token (the same replica, reconnecting) or the
+/// binding's connection has been silent for the lease (it is gone). So one replica's
+/// answers can never be routed to another.
+///
+/// **Back-pressure.** A reply the socket will not take (the client does not read) waits in
+/// the client's queue, in order, and the client's further requests wait behind it: the
+/// host does not handle a client's requests until that client's replies drain. Past
+/// ``HostConfiguration/maxClientBacklogBytes`` the client is dropped (its queues freed,
+/// its view id unbound, counted and logged): its writes then time out on its side.
+///
+/// Owned by the host's I/O loop thread; not thread-safe.
+struct ClientTable {
+    /// One connection.
+    struct Client {
+        /// The view id its hello bound, if any.
+        var viewID: String?
+        /// When it last sent anything.
+        var lastSeen: ContinuousClock.Instant
+        /// Replies that the socket did not take yet, oldest first.
+        var replies: [[UInt8]] = []
+        /// Requests received while replies waited, oldest first.
+        var parked: [ZeroMQ.Message] = []
+        /// What both queues hold.
+        var backlogBytes = 0
+
+        var isBacklogged: Bool { !replies.isEmpty || !parked.isEmpty }
+    }
+
+    /// A view id's binding to a connection.
+    struct Binding {
+        var identity: [UInt8]
+        /// Shown by the same replica when it says hello again from a new connection.
+        var token: [UInt8]
+    }
+
+    /// What a hello naming a view id gets.
+    enum HelloOutcome: Equatable {
+        /// Bound (or bound again) to this connection; the welcome carries the token.
+        case bound(token: [UInt8])
+        /// Another live connection holds the view id.
+        case inUse
+    }
+
+    private(set) var clients: [[UInt8]: Client] = [:]
+    private var bindings: [String: Binding] = [:]
+    /// Connections with queued replies or parked requests.
+    private(set) var backlogged: Set<[UInt8]> = []
+    /// The most connections remembered; the longest silent ones without a backlog go first.
+    let maximumClients: Int
+    /// How long a view id stays bound to a silent connection.
+    let lease: Duration
+
+    init(maximumClients: Int, lease: Duration) {
+        self.maximumClients = maximumClients
+        self.lease = lease
+    }
+
+    /// Records that a connection sent something.
+    mutating func touch(_ identity: [UInt8], now: ContinuousClock.Instant = .now) {
+        if clients[identity] == nil, clients.count >= maximumClients { evictSilent(now: now) }
+        clients[identity, default: Client(lastSeen: now)].lastSeen = now
+    }
+
+    /// Binds a view id to a connection, as its hello asks.
+    /// - Parameter token: the token the hello showed (empty: none).
+    mutating func hello(viewID: String, from identity: [UInt8], token: [UInt8], now: ContinuousClock.Instant = .now) -> HelloOutcome {
+        if let binding = bindings[viewID], binding.identity != identity {
+            let holderSilentSince = clients[binding.identity]?.lastSeen
+            let holderAlive = holderSilentSince.map { now - $0 < lease } ?? false
+            guard !holderAlive || (!token.isEmpty && token == binding.token) else { return .inUse }
+            clients[binding.identity]?.viewID = nil
+        }
+        if let previous = clients[identity]?.viewID, previous != viewID, bindings[previous]?.identity == identity {
+            bindings[previous] = nil
+        }
+        // The same connection saying hello again keeps its token; a new binding gets a new one.
+        let kept = bindings[viewID].flatMap { $0.identity == identity ? $0.token : nil }
+        let token = kept ?? Self.newToken()
+        bindings[viewID] = Binding(identity: identity, token: token)
+        clients[identity, default: Client(lastSeen: now)].viewID = viewID
+        return .bound(token: token)
+    }
+
+    /// Whether a write naming `viewID` may come from this connection: the view id is bound
+    /// to it, or to nobody (then the write binds it, as a hello would).
+    mutating func admitsWrite(viewID: String, from identity: [UInt8], now: ContinuousClock.Instant = .now) -> Bool {
+        guard !viewID.isEmpty else { return true }
+        if let binding = bindings[viewID] {
+            if binding.identity == identity { return true }
+            guard case .bound = hello(viewID: viewID, from: identity, token: [], now: now) else { return false }
+            return true
+        }
+        _ = hello(viewID: viewID, from: identity, token: [], now: now)
+        return true
+    }
+
+    /// The view id bound to a connection.
+    func viewID(of identity: [UInt8]) -> String? { clients[identity]?.viewID }
+
+    /// Whether the connection has replies or requests waiting.
+    func isBacklogged(_ identity: [UInt8]) -> Bool { backlogged.contains(identity) }
+
+    /// Queues a reply the socket did not take. - Returns: the client's backlog in bytes.
+    mutating func queueReply(_ bytes: [UInt8], to identity: [UInt8]) -> Int {
+        clients[identity, default: Client(lastSeen: .now)].replies.append(bytes)
+        clients[identity]!.backlogBytes += bytes.count
+        backlogged.insert(identity)
+        return clients[identity]!.backlogBytes
+    }
+
+    /// Parks a request behind the client's queued replies. - Returns: the backlog in bytes.
+    mutating func park(_ request: ZeroMQ.Message, from identity: [UInt8]) -> Int {
+        clients[identity, default: Client(lastSeen: .now)].parked.append(request)
+        clients[identity]!.backlogBytes += request.count
+        backlogged.insert(identity)
+        return clients[identity]!.backlogBytes
+    }
+
+    /// The oldest queued reply of a client, if any.
+    func firstReply(of identity: [UInt8]) -> [UInt8]? { clients[identity]?.replies.first }
+
+    /// Removes the oldest queued reply (it was sent).
+    mutating func removeFirstReply(of identity: [UInt8]) {
+        guard let reply = clients[identity]?.replies.first else { return }
+        clients[identity]!.replies.removeFirst()
+        clients[identity]!.backlogBytes -= reply.count
+        if clients[identity]?.isBacklogged == false { backlogged.remove(identity) }
+    }
+
+    /// Takes the requests parked behind replies that have now drained.
+    mutating func takeParked(of identity: [UInt8]) -> [ZeroMQ.Message] {
+        guard let client = clients[identity], client.replies.isEmpty, !client.parked.isEmpty else { return [] }
+        let parked = client.parked
+        clients[identity]!.parked = []
+        clients[identity]!.backlogBytes -= parked.reduce(0) { $0 + $1.count }
+        backlogged.remove(identity)
+        return parked
+    }
+
+    /// Forgets a connection (gone, or dropped for its backlog): frees its queues and its
+    /// view id. - Returns: the replies and requests that were waiting.
+    @discardableResult
+    mutating func drop(_ identity: [UInt8]) -> (replies: Int, requests: Int) {
+        guard let client = clients.removeValue(forKey: identity) else { return (0, 0) }
+        backlogged.remove(identity)
+        if let viewID = client.viewID, bindings[viewID]?.identity == identity { bindings[viewID] = nil }
+        return (client.replies.count, client.parked.count)
+    }
+
+    /// Forgets the connections silent the longest, keeping those with a backlog, until
+    /// there is room for one more.
+    private mutating func evictSilent(now: ContinuousClock.Instant) {
+        let overflow = clients.count - maximumClients + 1
+        guard overflow > 0 else { return }
+        let silent = clients.filter { !$0.value.isBacklogged }.sorted { $0.value.lastSeen < $1.value.lastSeen }
+        // Evict a tenth at once, so a flood of new connections does not sort every time.
+        for (identity, _) in silent.prefix(max(overflow, maximumClients / 10)) { drop(identity) }
+    }
+
+    private static func newToken() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+}

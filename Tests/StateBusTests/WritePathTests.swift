@@ -1,0 +1,192 @@
+import Foundation
+@_spi(Testing) import StateBus
+import StateBusWire
+import Synchronization
+import Testing
+import ZeroMQ
+
+/// The write path under load and faults: every write reaches the host or fails with a typed
+/// error that rolls it back; no wait is without a deadline.
+@Suite("Write path: nothing lost, nothing stuck")
+struct WritePathTests {
+    static func replica(of host: StateHost, _ configuration: ReplicaConfiguration = ReplicaConfiguration()) async throws -> Replica {
+        let replica = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, configuration: configuration)
+        try await replica.waitUntilLive(timeout: .seconds(20))
+        return replica
+    }
+
+    /// Awaits a receipt's verdict, failing the test (instead of hanging it) at the deadline.
+    static func verdict(_ receipt: WriteReceipt, within timeout: Duration = .seconds(60)) async throws -> Result<UInt64, StateBusError> {
+        try await withThrowingTaskGroup(of: Result<UInt64, StateBusError>?.self) { group in
+            group.addTask {
+                do { return .success(try await receipt.accepted()) } catch let error as StateBusError { return .failure(error) }
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let verdict = first else {
+                throw StateBusError(.timeout, "write \(receipt.writeID) got no verdict within \(timeout)")
+            }
+            return verdict
+        }
+    }
+
+    @Test("a burst of 10,000 writes, far past the socket's queue, is acknowledged write by write")
+    func burstIsAcknowledged() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Self.replica(of: host)
+        defer { replica.close() }
+        // The host holds still while the burst queues up, as a busy host would.
+        let resume = await host.pauseLoopForTesting()
+        let receipts = (1...10_000).map { replica.write("counter", to: .int(Int64($0))) }
+        resume()
+        var accepted = 0
+        for receipt in receipts {
+            if case .success = try await Self.verdict(receipt) { accepted += 1 }
+        }
+        print("write burst: 10000 written, \(accepted) acknowledged, host accepted \(host.statistics.writesAccepted)")
+        #expect(accepted == 10_000)
+        #expect(host.value(of: "counter", in: "SharedData") == 10_000)
+        // An acknowledged write stays pending until its echo is applied.
+        try await replica.waitFor(timeout: .seconds(20), "every echo") { $0.pendingWriteCount == 0 && $0["counter"] == 10_000 }
+    }
+
+    @Test("a write the host never answers fails with timeout, shows the host's value again, and converges later")
+    func writeDeadline() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        var configuration = ReplicaConfiguration(writeTimeout: .milliseconds(300))
+        configuration.nodeName = "deadline"
+        let replica = try await Self.replica(of: host, configuration)
+        defer { replica.close() }
+        let resume = await host.pauseLoopForTesting()
+        let receipt = replica.write("sharedText", to: "late")
+        #expect(replica["sharedText"] == "late")
+        let verdict = try await Self.verdict(receipt)
+        guard case .failure(let error) = verdict else { Issue.record("expected a timeout, got \(verdict)"); resume(); return }
+        #expect(error.code == .timeout)
+        #expect(error.message.contains("writeTimeout"))
+        #expect(replica["sharedText"] == "")
+        // The host handles the write after all: the view shows what the host published.
+        resume()
+        try await replica.waitFor(timeout: .seconds(20), "the host's late value") { $0["sharedText"] == "late" }
+        #expect(host.value(of: "sharedText", in: "SharedData") == "late")
+    }
+
+    @Test("a full write queue refuses at once with overloaded; write(_:waitingUpTo:) waits for room")
+    func backPressure() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Self.replica(of: host, ReplicaConfiguration(maxQueuedWrites: 3))
+        defer { replica.close() }
+        let resume = await host.pauseLoopForTesting()
+        let first = (1...3).map { replica.write("counter", to: .int(Int64($0))) }
+        let refused = replica.write("counter", to: 4)
+        guard case .failure(let error)? = refused.result else { Issue.record("the fourth write was not refused at once"); resume(); return }
+        #expect(error.code == .overloaded)
+        #expect(error.message.contains("maxQueuedWrites 3"))
+        #expect(replica["counter"] == 3, "a refused write never shows")
+        await #expect(throws: StateBusError.self) {
+            _ = try await replica.write([PropertyChange("counter", to: 5)], waitingUpTo: .milliseconds(200))
+        }
+        let waiting = Task { try await replica.write([PropertyChange("counter", to: 6)], waitingUpTo: .seconds(60)) }
+        resume()
+        for receipt in first { #expect(try await Self.verdict(receipt).isSuccess) }
+        let late = try await waiting.value
+        #expect(try await Self.verdict(late).isSuccess)
+        #expect(host.value(of: "counter", in: "SharedData") == 6)
+    }
+
+    @Test("the echo of a write confirms it when the host's reply is lost")
+    func echoConfirms() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Self.replica(of: host)
+        defer { replica.close() }
+        host.dropNextRepliesForTesting(1)
+        let receipt = replica.write("sharedText", to: "echoed")
+        guard case .success(let sequence) = try await Self.verdict(receipt) else { Issue.record("the write was not confirmed"); return }
+        #expect(sequence == host.sequence(of: "SharedData"))
+        #expect(replica.pendingWriteCount == 0)
+    }
+
+    @Test("a view id belongs to the connection that said hello; the same replica reconnecting keeps it")
+    func viewIDIsBound() async throws {
+        let folder = Fixtures.temporaryFolder()
+        var configuration = HostConfiguration(name: "ids", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
+        configuration.viewIDLease = .seconds(60)
+        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        defer { host.stop() }
+        var owner = ReplicaConfiguration()
+        owner.viewID = "view-1"
+        let first = try await Self.replica(of: host, owner)
+        defer { first.close() }
+
+        // Another connection naming the same view id is refused, and the owner goes on.
+        let impostor = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, configuration: owner)
+        defer { impostor.close() }
+        try await impostor.waitFor(timeout: .seconds(20), "the refusal") { $0.lastError?.code == .viewIDInUse }
+        #expect(impostor.connectionState != .live)
+        #expect(impostor.lastError?.message.contains("view-1") == true)
+        let context = try Context()
+        let raw = try RawClient(context: context, endpoint: host.controlEndpoint)
+        var write = Statebus_V1_WriteRequest()
+        write.object = "SharedData"
+        write.writeID = 1
+        write.viewID = "view-1"
+        var change = Statebus_V1_Change()
+        change.property = "sharedText"
+        change.value = Value.string("stolen").wire
+        write.changes = [change]
+        try raw.send(RawClient.request(.write(write)))
+        let reply = try #require(try raw.reply())
+        #expect(reply.writeReply.rejection.code == .viewIDInUse)
+        #expect(host.value(of: "sharedText", in: "SharedData") == "")
+        #expect(try await Self.verdict(first.write("sharedText", to: "mine")).isSuccess)
+
+        // The owner reconnecting (a new connection) shows its token and is let back in at once,
+        // long before the lease would free the id.
+        first.reconnect()
+        try await first.waitUntilLive(timeout: .seconds(20))
+        #expect(try await Self.verdict(first.write("sharedText", to: "still mine")).isSuccess)
+    }
+
+    @Test("a client that does not read its replies is not read either, and is dropped past its bound")
+    func unreadRepliesAreBounded() async throws {
+        let folder = Fixtures.temporaryFolder()
+        var configuration = HostConfiguration(name: "backlog", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
+        configuration.maxClientBacklogBytes = 64 << 10
+        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        defer { host.stop() }
+        let reader = try await Self.replica(of: host)
+        defer { reader.close() }
+
+        // A raw client that floods pings and never reads an answer.
+        let context = try Context()
+        let flooder = try Socket(context: context, type: .dealer)
+        try flooder.set(.receiveHighWaterMark, 1)
+        try flooder.connect(host.controlEndpoint)
+        let ping = try RawClient.request(.ping(Statebus_V1_Ping())).serializedBytes() as [UInt8]
+        let deadline = ContinuousClock.now + .seconds(30)
+        var sent = 0
+        while host.statistics.droppedClients == 0, ContinuousClock.now < deadline {
+            if try flooder.send(ping, wait: false) { sent += 1 } else { try await Task.sleep(for: .milliseconds(1)) }
+            // Other clients are served all along.
+            if sent % 20_000 == 0 { #expect(try await Self.verdict(reader.write("counter", to: .int(Int64(sent)))).isSuccess) }
+        }
+        flooder.close()
+        print("unread replies: \(sent) pings sent unread, droppedClients \(host.statistics.droppedClients), droppedMessages \(host.statistics.droppedMessages)")
+        #expect(host.statistics.droppedClients >= 1)
+        #expect(try await Self.verdict(reader.write("sharedText", to: "served")).isSuccess)
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}
