@@ -87,7 +87,10 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(
+            name: "ZeroMQTests",
+            dependencies: ["ZeroMQ", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(
             name: "StateBusMacrosTests",
             dependencies: [
@@ -105,7 +108,11 @@ let package = Package(
         ),
         .testTarget(
             name: "StateBusTests",
-            dependencies: ["StateBus", "ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: [
+                "StateBus", "ZeroMQ", "StateBusWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusTesting", "ZeroMQ", "statebus"]),
         // The testing product's own tests: they run the built `statebus` for process nodes.
