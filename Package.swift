@@ -98,7 +98,10 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ], swiftSettings: strict
         ),
-        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
+        .testTarget(
+            name: "ZeroMQTests",
+            dependencies: ["ZeroMQ", .product(name: "PropertyBased", package: "swift-property-based")], swiftSettings: strict
+        ),
         .testTarget(
             name: "StateBusMacrosTests",
             dependencies: [
@@ -119,6 +122,7 @@ let package = Package(
             dependencies: [
                 "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "PropertyBased", package: "swift-property-based"),
             ], swiftSettings: strict
         ),
         .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus"], swiftSettings: strict),

@@ -19,7 +19,8 @@ private let macros: [String: any Macro.Type] = [
 private func expand(_ source: String) -> (text: String, diagnostics: [String]) {
     let file = Parser.parse(source: source)
     let context = BasicMacroExpansionContext(sourceFiles: [file: .init(moduleName: "Test", fullFilePath: "Test.swift")])
-    let expanded = file.expand(macros: macros, in: context, indentationWidth: .spaces(4))
+    // One context for every expansion node, so that every diagnostic lands in it.
+    let expanded = file.expand(macros: macros, contextGenerator: { _ in context }, indentationWidth: .spaces(4))
     return (expanded.description, context.diagnostics.map(\.message))
 }
 

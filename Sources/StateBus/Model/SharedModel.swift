@@ -60,11 +60,14 @@ extension StateHost {
     /// - Parameters:
     ///   - models: the models to serve; their types must have distinct object names.
     ///   - configuration: endpoints and behaviour.
-    /// - Throws: like ``StateHost/init(objects:configuration:context:)``.
+    /// - Throws: like ``StateHost/init(objects:configuration:context:)``; and the host's
+    ///   `StateBusError` (such as `typeMismatch`, for a type that does not decode its own
+    ///   encoding) when it refuses a value a model had before serving, naming the object and
+    ///   property. The host is then stopped.
     @MainActor
     public convenience init(serving models: [any SharedModel], configuration: HostConfiguration = HostConfiguration()) async throws {
         try await self.init(objects: models.map { type(of: $0).objectDefinition }, configuration: configuration)
-        for model in models {
+        for (index, model) in models.enumerated() {
             let definition = type(of: model).objectDefinition
             // Values the code changed before serving become the host's; persisted properties
             // keep what the host restored (the stored value wins over the code, as with
@@ -74,7 +77,20 @@ extension StateHost {
                       value != property.defaultValue else { return nil }
                 return PropertyChange(name, to: value)
             }
-            if !changes.isEmpty { _ = try? apply(changes, to: definition.name) }
+            if !changes.isEmpty {
+                do {
+                    _ = try apply(changes, to: definition.name)
+                } catch {
+                    // The host refused a value the code gave the model (its type does not
+                    // read back its own encoding): serving anyway would show the model's
+                    // value in this process and the default on the bus. Say which and why.
+                    for served in models[..<index] { served._$bus.detach() }
+                    stop()
+                    throw StateBusError(
+                        error.code, "the value the model had before serving was refused: \(error.message)",
+                        object: error.object ?? definition.name, property: error.property)
+                }
+            }
             model._$bus.attach(model, to: self)
         }
     }
