@@ -53,12 +53,25 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             return "StateBus.PropertyDefinition(\"\(property.name)\", default: (\(property.initializer)) as \(property.type), writable: \(!property.isHostOnly), persisted: \(property.isPersisted)\(validate))"
         }.joined(separator: ",\n            ")
         let nameCases = properties.map { "if keyPath == \\\(typeName).\($0.name) { return \"\($0.name)\" }" }.joined(separator: "\n        ")
-        let encodes = properties.map { "values[\"\($0.name)\"] = try? StateBusWire.ValueEncoder().encode(_\($0.name))" }.joined(separator: "\n        ")
+        // A value that does not encode or decode is reported to the model's bus (which logs
+        // it with the object and property), never dropped without a word.
+        let encodes = properties.map { property in
+            """
+            do { values["\(property.name)"] = try StateBusWire.ValueEncoder().encode(_\(property.name)) } catch {
+                        _$bus._$codingFailed("\(property.name)", of: Self.objectName, decoding: false, error)
+                    }
+            """
+        }.joined(separator: "\n        ")
         let applies = properties.map { property in
             """
-            if let value = values["\(property.name)"], let decoded = try? StateBusWire.ValueDecoder().decode(\(property.type).self, from: value) {
-                        withMutation(keyPath: \\.\(property.name)) { _\(property.name) = decoded }
-                        applied.insert("\(property.name)")
+            if let value = values["\(property.name)"] {
+                        do {
+                            let decoded = try StateBusWire.ValueDecoder().decode(\(property.type).self, from: value)
+                            withMutation(keyPath: \\.\(property.name)) { _\(property.name) = decoded }
+                            applied.insert("\(property.name)")
+                        } catch {
+                            _$bus._$codingFailed("\(property.name)", of: Self.objectName, decoding: true, error)
+                        }
                     }
             """
         }.joined(separator: "\n        ")

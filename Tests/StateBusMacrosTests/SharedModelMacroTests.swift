@@ -58,6 +58,14 @@ struct SharedModelMacroTests {
         #expect(!code.contains("_computed"), "computed properties stay plain")
     }
 
+    @Test("a value that does not encode or decode is reported to the bus, never dropped by a silent try?")
+    func codingFailuresAreReported() {
+        let code = squeeze(expand(Self.model).text)
+        #expect(!code.contains("try?"))
+        #expect(code.contains(#"do { values["email"] = try StateBusWire.ValueEncoder().encode(_email) } catch { _$bus._$codingFailed("email", of: Self.objectName, decoding: false, error) }"#))
+        #expect(code.contains(#"_$bus._$codingFailed("email", of: Self.objectName, decoding: true, error)"#))
+    }
+
     @Test("the object definition carries names, defaults, writability, persistence and validators")
     func definition() {
         let code = squeeze(expand(Self.model).text)

@@ -1,3 +1,4 @@
+import Logging
 import Observation
 import StateBusWire
 
@@ -137,6 +138,22 @@ public final class ModelBus: Observable {
     }
 
     // MARK: Writing
+
+    /// Called by the `@SharedModel` macro's generated code when a property's value does not
+    /// encode to a ``Value``, or a value from the host does not decode as the property's
+    /// type (a host and a view built from different declarations): the property keeps its
+    /// current value, and the failure is logged with the object, the property and why.
+    /// Not called by hand.
+    public func _$codingFailed(_ property: String, of object: String, decoding: Bool, _ error: any Error) {
+        let verb = decoding ? "decode the host's value of" : "encode"
+        let message = "could not \(verb) \(object).\(property) (\(error)); the property keeps its current value. "
+            + (decoding ? "Do the host and this view declare the property with the same type?" : "Use a type whose values fit a StateBus Value.")
+        switch link {
+        case .detached: Logger(label: "statebus.model").warning("\(message)")
+        case .host(let host, _): host.logger.warning("\(message)")
+        case .replica(let replica): replica.configuration.logger.warning("\(message)")
+        }
+    }
 
     /// Called by a synced property's setter: sends the change to the source of truth.
     ///
