@@ -40,6 +40,9 @@ step "format (swift format lint --strict)"
 git ls-files -z -- 'Package.swift' 'Sources/*.swift' 'Tests/*.swift' | grep -zv '/Generated/' \
   | xargs -0 swift format lint --strict --configuration .swift-format
 
+step "every import declared in Package.swift"
+python3 deploy/check-imports.py
+
 step "strict build: warnings are errors, every import declared"
 swift build --build-tests --explicit-target-dependency-import-check error 2>&1 | quiet
 
