@@ -95,7 +95,9 @@ struct WriteLedger {
         }
         if views.count > Self.maximumViews + Self.maximumViews / 10 {
             let keep = Set(views.sorted { $0.value.lastActive > $1.value.lastActive }.prefix(Self.maximumViews).map(\.key))
-            for (name, writes) in views where !keep.contains(name) { writes.answers.values.forEach { forgetCost(of: $0) } }
+            for (name, writes) in views where !keep.contains(name) {
+                for answer in writes.answers.values { forgetCost(of: answer) }
+            }
             views = views.filter { keep.contains($0.key) }
         }
         evictOldest()
