@@ -20,6 +20,9 @@ public struct HostConfiguration: Sendable {
     public var maxMessageBytes: Int
     /// Properties per snapshot chunk.
     public var snapshotChunkSize: Int
+    /// The bounds on property, object, publication, subscriber-queue and subscription sizes
+    /// (see ``HostLimits`` for each default and what happens at it).
+    public var limits = HostLimits()
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence
