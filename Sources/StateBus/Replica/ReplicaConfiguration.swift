@@ -13,6 +13,8 @@ public struct ReplicaConfiguration: Sendable {
     public var requestTimeout: Duration
     /// How often liveness is checked.
     public var livenessCheckInterval: Duration
+    /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
+    public var limits = ReplicaLimits()
     /// Where the replica logs.
     public var logger: Logger
 
