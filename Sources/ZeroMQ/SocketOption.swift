@@ -165,6 +165,12 @@ extension SocketOption where Value == Bool {
     /// An XPUB reports `again` instead of dropping when a subscriber is full
     /// (`ZMQ_XPUB_NODROP`).
     public static var xpubNoDrop: Self { .init(code: ZMQ_XPUB_NODROP, name: "xpubNoDrop") }
+    /// An XPUB admits no subscription by itself (`ZMQ_XPUB_MANUAL`): it passes each one to
+    /// the application, which admits it by calling ``Socket/subscribe(_:)-([UInt8])`` on the
+    /// XPUB before it receives the next message (the subscription applies to the connection
+    /// the last received one came from). libzmq still records every subscription a
+    /// connection sends, admitted or not, until that connection closes.
+    public static var xpubManual: Self { .init(code: ZMQ_XPUB_MANUAL, name: "xpubManual") }
     /// Keep only the newest message in each queue (`ZMQ_CONFLATE`).
     public static var conflate: Self { .init(code: ZMQ_CONFLATE, name: "conflate") }
     /// Whether the last received frame has more frames after it (`ZMQ_RCVMORE`). Read only.

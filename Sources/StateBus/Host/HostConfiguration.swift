@@ -32,6 +32,9 @@ public struct HostConfiguration: Sendable {
     /// The most connections the host keeps state for (default 100,000); the longest silent
     /// ones without a backlog are forgotten first.
     public var maxClients: Int = 100_000
+    /// The bounds on property, object, publication, subscriber-queue and subscription sizes
+    /// (see ``HostLimits`` for each default and what happens at it).
+    public var limits = HostLimits()
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence

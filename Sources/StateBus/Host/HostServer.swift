@@ -31,6 +31,8 @@ final class HostServer {
     /// Each connection's view id, queued replies and parked requests.
     private var clients: ClientTable
     private let welcome: Statebus_V1_Welcome
+    /// Which subscriptions the updates socket admits.
+    private let subscriptionGate: SubscriptionGate
     private var logger: Logger { configuration.logger }
 
     /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
@@ -63,7 +65,12 @@ final class HostServer {
         // Per client, in libzmq's queue; past it replies wait in the client's backlog.
         try control.set(.sendHighWaterMark, 1_000)
         try updates.set(.xpubVerbose, true)
-        try updates.set(.sendHighWaterMark, 100_000)
+        // Bounds in bytes (HostLimits): libzmq counts a subscriber's queue in messages, and
+        // admits any subscription unless told to pass them to us.
+        try updates.set(.xpubManual, true)
+        try updates.set(.maxMessageSize, Int64(configuration.limits.maxSubscriptionBytes))
+        try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
+        subscriptionGate = SubscriptionGate(objects: objects.map(\.name), maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
         try updates.set(.linger, 200)
         try Self.prepareFolder(for: configuration.controlEndpoint)
         try Self.prepareFolder(for: configuration.updatesEndpoint)
@@ -416,7 +423,14 @@ final class HostServer {
         while start < pending.count {
             let object = pending[start].object
             var end = start + 1
-            while end < pending.count, end - start < 512, pending[end].object == object { end += 1 }
+            // Split by bytes too (HostLimits.maxPublicationBytes): the subscriber queue's
+            // bound in bytes assumes no publication is larger, except a single large batch.
+            var bytes = pending[start].encodedSizeBound
+            while end < pending.count, end - start < 512, pending[end].object == object {
+                bytes += pending[end].encodedSizeBound
+                guard bytes <= configuration.limits.maxPublicationBytes else { break }
+                end += 1
+            }
             var publication = Statebus_V1_Publication()
             publication.protocolVersion = StateBusProtocol.version
             publication.updates = pending[start..<end].map { batch in
@@ -477,19 +491,33 @@ final class HostServer {
     private func subscriptionsReadable() {
         for _ in 0..<256 {
             guard let message = try? updates.tryReceive() else { return }
-            let bytes = message.bytes
-            // A subscription is 0x01 + topic. A join topic gets its marker at once: the
-            // view then knows its subscriptions are live and asks for its snapshot.
-            guard bytes.first == 1, bytes.count > 1 else { continue }
-            let topic = Array(bytes.dropFirst())
-            guard topic.starts(with: Topic.joinPrefix), topic.last == 0 else { continue }
-            var marker = Statebus_V1_JoinMarker()
-            marker.viewID = String(decoding: topic.dropFirst(Topic.joinPrefix.count).dropLast(), as: UTF8.self)
-            marker.epoch = state.epoch
-            var publication = Statebus_V1_Publication()
-            publication.protocolVersion = StateBusProtocol.version
-            publication.joinMarker = marker
-            publish(publication, topic: topic)
+            // Manual mode: each admission applies to the connection the message came from,
+            // so it happens before the next receive.
+            switch subscriptionGate.decide(message.bytes) {
+            case .admit(let topic):
+                try? updates.subscribe(topic)
+            case .join(let topic, let viewID):
+                // The marker tells the view its subscriptions are live (they were sent
+                // before this one, on the same connection); the join topic is dropped at
+                // once, so a peer cannot accumulate them.
+                try? updates.subscribe(topic)
+                var marker = Statebus_V1_JoinMarker()
+                marker.viewID = viewID
+                marker.epoch = state.epoch
+                var publication = Statebus_V1_Publication()
+                publication.protocolVersion = StateBusProtocol.version
+                publication.joinMarker = marker
+                publish(publication, topic: topic)
+                try? updates.unsubscribe(topic)
+            case .unsubscribe(let topic):
+                try? updates.unsubscribe(topic)
+            case .refuse(let reason):
+                if counters.refusedSubscriptions.add(1, ordering: .relaxed).oldValue % 10_000 == 0 {
+                    logger.warning("refused a subscription on the updates socket: \(reason) (refused so far: \(counters.refusedSubscriptions.load(ordering: .relaxed)); see HostStatistics.refusedSubscriptions)")
+                }
+            case .ignore:
+                break
+            }
         }
     }
 

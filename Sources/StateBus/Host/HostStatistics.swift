@@ -24,10 +24,13 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Writes that arrived again (sent again after a reconnect) and were answered with
     /// their first answer instead of being applied twice.
     public var duplicateWrites: Int
+    /// Subscriptions the updates socket refused: topics this host does not serve, or
+    /// malformed ones (see ``HostLimits/maxSubscriptionBytes``).
+    public var refusedSubscriptions: Int = 0
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients) refusedSubscriptions=\(refusedSubscriptions)"
     }
 }
 
@@ -42,6 +45,7 @@ final class HostCounters: Sendable {
     let persistenceCommits = Atomic<Int>(0)
     let duplicateWrites = Atomic<Int>(0)
     let droppedClients = Atomic<Int>(0)
+    let refusedSubscriptions = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
     /// Fault injection for tests: write and other replies to drop on purpose.
@@ -57,7 +61,8 @@ final class HostCounters: Sendable {
             publications: publications.load(ordering: .relaxed),
             persistenceCommits: persistenceCommits.load(ordering: .relaxed),
             droppedClients: droppedClients.load(ordering: .relaxed),
-            duplicateWrites: duplicateWrites.load(ordering: .relaxed)
+            duplicateWrites: duplicateWrites.load(ordering: .relaxed),
+            refusedSubscriptions: refusedSubscriptions.load(ordering: .relaxed)
         )
     }
 }

@@ -9,12 +9,18 @@ struct ObjectStore: Sendable {
     private(set) var values: [String: Value]
     private(set) var versions: [String: UInt64] = [:]
     private(set) var sequence: UInt64 = 0
+    /// Each property's encoded size bound (``Value/encodedSizeBound``) and their sum, kept
+    /// up to date so a write is checked against ``HostLimits`` without measuring the object.
+    private(set) var sizes: [String: Int] = [:]
+    private(set) var totalBytes = 0
 
     init(definition: ObjectDefinition, restored: [String: Value] = [:]) {
         self.definition = definition
         var values = definition.defaultValues
         for (name, value) in restored where values[name] != nil { values[name] = value }
         self.values = values
+        for (name, value) in values { sizes[name] = value.encodedSizeBound }
+        totalBytes = sizes.values.reduce(0, +)
     }
 
     /// A change resolved to a whole new property value, ready to apply.
@@ -27,9 +33,10 @@ struct ObjectStore: Sendable {
     /// - Parameters:
     ///   - changes: the changes, applied in order (later ones see earlier ones).
     ///   - fromView: whether a view wrote them: then read-only properties and validators apply.
+    ///   - limits: the size bounds (see ``checkSizes(of:limits:)``).
     /// - Returns: the resolved changes.
     /// - Throws: `StateBusError` with the first reason the batch cannot apply.
-    func validate(_ changes: [PropertyChange], fromView: Bool) throws(StateBusError) -> [Resolved] {
+    func validate(_ changes: [PropertyChange], fromView: Bool, limits: HostLimits = HostLimits()) throws(StateBusError) -> [Resolved] {
         let object = definition.name
         guard !changes.isEmpty else { throw StateBusError(.badRequest, "a write must change at least one property", object: object) }
         // Values set by earlier changes of this batch. Not a copy of `values`: changing a copy
@@ -75,6 +82,7 @@ struct ObjectStore: Sendable {
             if changes.count > 1 { working[property.name] = normalized }
             resolved.append(Resolved(change: change, newValue: normalized))
         }
+        try checkSizes(of: resolved, limits: limits)
         return resolved
     }
 
@@ -85,6 +93,9 @@ struct ObjectStore: Sendable {
         for change in resolved {
             values[change.change.property] = change.newValue
             versions[change.change.property] = sequence
+            let size = change.newValue.encodedSizeBound
+            totalBytes += size - sizes[change.change.property, default: 0]
+            sizes[change.change.property] = size
         }
         return sequence
     }

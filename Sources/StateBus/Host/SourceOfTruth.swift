@@ -23,9 +23,12 @@ final class SourceOfTruth: Sendable {
     let epoch: UInt64
     let inner: Mutex<Inner>
     let feeds: [String: ChangeFeed]
+    /// The size bounds every write is checked against.
+    let limits: HostLimits
 
-    init(epoch: UInt64, objects: [ObjectDefinition]) {
+    init(epoch: UInt64, objects: [ObjectDefinition], limits: HostLimits = HostLimits()) {
         self.epoch = epoch
+        self.limits = limits
         var stores: [String: ObjectStore] = [:]
         var feeds: [String: ChangeFeed] = [:]
         for object in objects {
@@ -51,7 +54,7 @@ final class SourceOfTruth: Sendable {
             }
             let resolved: [ObjectStore.Resolved]
             do throws(StateBusError) {
-                resolved = try inner.stores[object]!.validate(changes, fromView: origin != nil)
+                resolved = try inner.stores[object]!.validate(changes, fromView: origin != nil, limits: limits)
             } catch {
                 return .failure(error)
             }

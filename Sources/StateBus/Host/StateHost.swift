@@ -53,7 +53,7 @@ public final class StateHost: Sendable {
             }
         }
         let epoch = UInt64.random(in: 1...UInt64.max)
-        let state = SourceOfTruth(epoch: epoch, objects: objects)
+        let state = SourceOfTruth(epoch: epoch, objects: objects, limits: configuration.limits)
         let loop = try IOLoop(context: try context ?? Context(), name: "statebus-host")
         let counters = self.counters
         do {

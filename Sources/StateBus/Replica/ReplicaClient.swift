@@ -32,7 +32,7 @@ final class ReplicaClient {
     private var helloRequestID: UInt64 = 0
     private var snapshotRequestID: UInt64 = 0
     private var nextRequestID: UInt64 = 1
-    private var buffered: [Statebus_V1_UpdateBatch] = []
+    private var buffered: JoinBuffer
     /// The snapshot being received, converted chunk by chunk (so no chunk's wire messages
     /// outlive it: a large snapshot is held once, not twice).
     private var snapshotValues: [String: Value] = [:]
@@ -56,6 +56,7 @@ final class ReplicaClient {
         self.controlEndpoint = controlEndpoint
         self.viewID = configuration.viewID
         self.configuration = configuration
+        buffered = JoinBuffer(maxBytes: configuration.limits.maxJoinBufferBytes)
         let tick = configuration.livenessCheckInterval
         thread.scheduleTimer(after: tick, repeating: tick) { [unowned self] in self.checkLiveness() }
         thread.onShutdown { [unowned self] in self.close() }
@@ -82,6 +83,7 @@ final class ReplicaClient {
             try dealer.set(.reconnectIntervalMax, 1000)
             // Room for the window of writes in flight and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxWritesInFlight + 1_000))
+            try dealer.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
             // No ZMTP heartbeats (ZMQ_HEARTBEAT_IVL): libzmq 4.3.4 can abort the whole process
             // in its stream engine when a heartbeat meets a dead peer (libzmq issues 4364,
             // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
@@ -233,6 +235,7 @@ final class ReplicaClient {
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try subscriber.set(.receiveHighWaterMark, 100_000)
+            try subscriber.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
             try subscriber.subscribe(Topic.updates(object))
             try subscriber.subscribe(Topic.heartbeat)
             try subscriber.subscribe(Topic.join(viewID))
@@ -243,7 +246,7 @@ final class ReplicaClient {
             fail(StateBusError(.other, "cannot subscribe to \(endpoint): \(error)", object: object))
             return
         }
-        buffered.removeAll()
+        buffered.reset()
         lastHeard = .now
         enter(.awaitingJoin)
     }
@@ -296,8 +299,7 @@ final class ReplicaClient {
         shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, values: values, versions: versions) }
         shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
-        let backlog = buffered
-        buffered.removeAll()
+        let backlog = buffered.take()
         defer { shared.progress.notify(["sequence"]) }
         guard apply(backlog.filter { $0.sequence > chunk.sequence }) else { return }
         flushWrites()
@@ -341,7 +343,7 @@ final class ReplicaClient {
             }
             let batches = publication.updates.filter { $0.object == object }
             if phase != .live {
-                buffered.append(contentsOf: batches)
+                if !buffered.append(batches, bytes: frames[1].count) { restartJoin() }
             } else {
                 _ = apply(batches)
             }
@@ -396,8 +398,17 @@ final class ReplicaClient {
     }
 
     private func resync(keeping batch: Statebus_V1_UpdateBatch? = nil) {
-        buffered = batch.map { [$0] } ?? []
+        buffered.reset(keeping: batch)
         requestSnapshot()
+    }
+
+    /// The join buffer passed its bound (and is now empty): during the snapshot, ask for a
+    /// new one, since what was dropped may be newer than it; while waiting for the join
+    /// marker, the snapshot still to come covers what was dropped.
+    private func restartJoin() {
+        let restarts = shared.restartedJoins.add(1, ordering: .relaxed).newValue
+        logger.warning("more than \(buffered.maxBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))")
+        if phase == .snapshot { requestSnapshot() }
     }
 
     private func handleHeartbeat(_ heartbeat: Statebus_V1_Heartbeat) {

@@ -27,6 +27,8 @@ public struct ReplicaConfiguration: Sendable {
     public var maxQueuedWrites: Int
     /// The same bound in bytes (an estimate of the writes' values).
     public var maxQueuedWriteBytes: Int
+    /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
+    public var limits = ReplicaLimits()
     /// Where the replica logs.
     public var logger: Logger
 

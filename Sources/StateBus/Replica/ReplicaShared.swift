@@ -27,6 +27,8 @@ final class ReplicaShared: Sendable {
     let appliedUpdates = Atomic<Int>(0)
     /// Snapshots applied: the first join, then one per resynchronisation.
     let appliedSnapshots = Atomic<Int>(0)
+    /// Joins started again because the join buffer passed ``ReplicaLimits/maxJoinBufferBytes``.
+    let restartedJoins = Atomic<Int>(0)
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {

@@ -1,0 +1,54 @@
+/// The bounds that keep a host's memory fixed whatever its peers send: how large a property,
+/// an object and a publication may be, how many bytes a subscriber that stopped reading can
+/// hold up, and how large a subscription may be.
+///
+/// Every bound has a defined outcome (see the "Limits" section of SyncSemantics.md): a write
+/// past a size bound is rejected with ``StateBusError/Code/tooLarge``; a subscriber past its
+/// queue loses publications and resynchronises; a subscription past its size bound closes
+/// that subscriber's connection.
+public struct HostLimits: Sendable, Hashable {
+    /// The largest encoded value of one property (default 1 MiB). A write, from a view or
+    /// from ``StateHost/update(_:_:)``, that would make a property larger is rejected with
+    /// `tooLarge`. It also bounds path writes that add keys to a map.
+    public var maxPropertyBytes: Int
+    /// The largest encoded size of one object, all its properties together, and of one
+    /// write's changes (default 4 MiB). A write that would pass it is rejected with `tooLarge`.
+    public var maxObjectBytes: Int
+    /// The size at which the host stops adding batches to a publication and starts another
+    /// (default 256 KiB). A single batch larger than this travels alone.
+    public var maxPublicationBytes: Int
+    /// What a subscriber that stops reading may hold up at the host, in bytes (default
+    /// 64 MiB). libzmq counts its queue in messages, so the host sets the updates socket's
+    /// send high-water mark to this ÷ the larger of ``maxPublicationBytes`` and
+    /// ``maxPropertyBytes`` (``subscriberQueueMessages``). Past it the subscriber loses
+    /// publications, sees a sequence gap and resynchronises.
+    public var subscriberQueueBytes: Int
+    /// The largest subscription frame the updates socket reads (default 256 bytes: the
+    /// 0x01 flag and the topic). libzmq closes the connection of a peer that sends a larger
+    /// one, before reading it. A view id must therefore fit in `maxSubscriptionBytes - 4`
+    /// bytes of UTF-8 (`j/`, NUL and the flag take the rest).
+    public var maxSubscriptionBytes: Int
+
+    /// Creates limits; every parameter has the default documented on its property.
+    public init(
+        maxPropertyBytes: Int = 1 << 20,
+        maxObjectBytes: Int = 4 << 20,
+        maxPublicationBytes: Int = 256 << 10,
+        subscriberQueueBytes: Int = 64 << 20,
+        maxSubscriptionBytes: Int = 256
+    ) {
+        self.maxPropertyBytes = maxPropertyBytes
+        self.maxObjectBytes = maxObjectBytes
+        self.maxPublicationBytes = maxPublicationBytes
+        self.subscriberQueueBytes = subscriberQueueBytes
+        self.maxSubscriptionBytes = maxSubscriptionBytes
+    }
+
+    /// The updates socket's send high-water mark: how many publications one subscriber may
+    /// have queued, so that they hold at most ``subscriberQueueBytes`` when each is as large
+    /// as a publication or a property may be. The worst case, every queued publication one
+    /// batch of ``maxObjectBytes``, is this times ``maxObjectBytes``.
+    public var subscriberQueueMessages: Int {
+        max(1, subscriberQueueBytes / max(1, maxPublicationBytes, maxPropertyBytes))
+    }
+}

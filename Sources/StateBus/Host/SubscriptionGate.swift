@@ -1,0 +1,58 @@
+/// Which subscriptions the host's updates socket admits (it runs in libzmq's manual mode,
+/// `ZMQ_XPUB_MANUAL`, so nothing is admitted unless the host says so).
+///
+/// Admitted: the update topic of each served object and the heartbeat topic, which bounds
+/// what one connection can make the socket match against to one entry per served object
+/// plus one; and a join topic (`j/<view id>\0`) only long enough to publish its marker.
+/// Everything else is refused and counted. A pure value: the socket calls stay in
+/// ``HostServer``.
+struct SubscriptionGate: Sendable {
+    /// What to do with one message read from the updates socket.
+    enum Decision: Equatable {
+        /// Subscribe the sender to this topic.
+        case admit([UInt8])
+        /// Subscribe the sender to its join topic, publish the join marker, unsubscribe.
+        case join([UInt8], viewID: String)
+        /// The sender dropped this topic: remove it.
+        case unsubscribe([UInt8])
+        /// Not a topic this host serves; the reason says why, for the log.
+        case refuse(String)
+        /// An unsubscription of a topic that was never admitted: nothing to do.
+        case ignore
+    }
+
+    private let served: Set<[UInt8]>
+    private let maxSubscriptionBytes: Int
+
+    init(objects: [String], maxSubscriptionBytes: Int) {
+        served = Set(objects.map(Topic.updates) + [Topic.heartbeat])
+        self.maxSubscriptionBytes = maxSubscriptionBytes
+    }
+
+    /// Decides about one message: 0x01 + topic subscribes, 0x00 + topic unsubscribes.
+    func decide(_ message: [UInt8]) -> Decision {
+        guard let flag = message.first, flag <= 1 else {
+            return .refuse("not a subscription (first byte \(message.first.map(String.init) ?? "none"))")
+        }
+        guard message.count <= maxSubscriptionBytes else {
+            return .refuse("\(message.count) bytes; at most \(maxSubscriptionBytes)")
+        }
+        let topic = Array(message.dropFirst())
+        let viewID = Self.joinViewID(topic)
+        guard served.contains(topic) || viewID != nil else {
+            return flag == 1 ? .refuse("a topic this host does not serve") : .ignore
+        }
+        if flag == 0 { return .unsubscribe(topic) }
+        if let viewID { return .join(topic, viewID: viewID) }
+        return .admit(topic)
+    }
+
+    /// The view id of a well-formed join topic (`j/`, at least one byte of UTF-8 without
+    /// NUL, NUL), or `nil`.
+    static func joinViewID(_ topic: [UInt8]) -> String? {
+        guard topic.count > Topic.joinPrefix.count + 1, topic.starts(with: Topic.joinPrefix), topic.last == 0 else { return nil }
+        let name = topic[Topic.joinPrefix.count..<(topic.count - 1)]
+        guard !name.contains(0) else { return nil }
+        return String(validating: name, as: UTF8.self)
+    }
+}

@@ -1,0 +1,20 @@
+/// The bounds on what a replica holds for its host: the largest message it reads and what it
+/// buffers while it joins. See the "Limits" section of SyncSemantics.md.
+public struct ReplicaLimits: Sendable, Hashable {
+    /// The largest message the replica reads on either socket (default 64 MiB; libzmq's
+    /// `ZMQ_MAXMSGSIZE`). A host that sends more (a snapshot chunk or a publication larger
+    /// than this) is disconnected by libzmq before the message is read; the replica then
+    /// reconnects. Keep it above the host's ``HostLimits/maxObjectBytes`` (4 MiB by default).
+    public var maxIncomingMessageBytes: Int
+    /// How many bytes of publications the replica keeps while it joins, between subscribing
+    /// and applying its snapshot (default 64 MiB). Past it the buffer is dropped and the join
+    /// starts again (a new snapshot), so nothing is missed or applied twice; each restart is
+    /// counted and logged.
+    public var maxJoinBufferBytes: Int
+
+    /// Creates limits; every parameter has the default documented on its property.
+    public init(maxIncomingMessageBytes: Int = 64 << 20, maxJoinBufferBytes: Int = 64 << 20) {
+        self.maxIncomingMessageBytes = maxIncomingMessageBytes
+        self.maxJoinBufferBytes = maxJoinBufferBytes
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import StateBus
+import StateBusWire
+import Testing
+
+/// Property and object size bounds (`HostLimits`): a write past one is rejected with
+/// `tooLarge` and a reason naming the property, its size and the bound, whether it comes
+/// from a view, from the host's own code or from path writes that grow a map.
+@Suite("Size limits: property, object and path writes")
+struct SizeLimitTests {
+    static let blob = ObjectDefinition("Blob", properties: [
+        PropertyDefinition("text", default: ""),
+        PropertyDefinition("other", default: ""),
+        PropertyDefinition("tags", kind: nil, default: .map([:])),
+    ])
+
+    static func host(maxPropertyBytes: Int, maxObjectBytes: Int) async throws -> StateHost {
+        let folder = Fixtures.temporaryFolder()
+        var configuration = HostConfiguration(name: "limits", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled)
+        configuration.limits = HostLimits(maxPropertyBytes: maxPropertyBytes, maxObjectBytes: maxObjectBytes)
+        return try await StateHost(objects: [blob], configuration: configuration)
+    }
+
+    /// The error `body` throws, or `nil` when it succeeds.
+    static func refusal(_ body: () throws(StateBusError) -> UInt64) -> StateBusError? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// A string whose encoded size bound is exactly `bytes`.
+    static func text(encodedBytes bytes: Int) -> String {
+        String(repeating: "x", count: bytes - Value.string("").encodedSizeBound)
+    }
+
+    @Test("a view's write at maxPropertyBytes is accepted; one byte more is rejected with tooLarge, naming the property, its size and the bound")
+    func viewWriteAtAndAboveTheBound() async throws {
+        let host = try await Self.host(maxPropertyBytes: 10_000, maxObjectBytes: 100_000)
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("Blob", of: host)
+        defer { replica.close() }
+
+        let atBound = Self.text(encodedBytes: 10_000)
+        _ = try await replica.write("text", to: .string(atBound)).accepted()
+        #expect(host.value(of: "text", in: "Blob") == .string(atBound))
+
+        let receipt = replica.write("text", to: .string(atBound + "y"))
+        let error = await #expect(throws: StateBusError.self) { try await receipt.accepted() }
+        print("size limits: a view's \(atBound.utf8.count + 1)-character value refused: \(error.map(String.init(describing:)) ?? "accepted")")
+        #expect(error?.code == .tooLarge)
+        #expect(error?.property == "text")
+        #expect(error?.message.contains("10001") == true)
+        #expect(error?.message.contains("10000") == true)
+        #expect(host.value(of: "text", in: "Blob") == .string(atBound))
+        #expect(replica["text"] == .string(atBound))  // rolled back
+    }
+
+    @Test("the host's own update past maxPropertyBytes throws tooLarge and changes nothing")
+    func hostUpdateAboveTheBound() async throws {
+        let host = try await Self.host(maxPropertyBytes: 1_000, maxObjectBytes: 100_000)
+        defer { host.stop() }
+        let before = host.sequence(of: "Blob")
+        let error = #expect(throws: StateBusError.self) { try host.update("text", to: .string(Self.text(encodedBytes: 1_001)), in: "Blob") }
+        #expect(error?.code == .tooLarge)
+        #expect(error?.property == "text")
+        #expect(host.sequence(of: "Blob") == before)
+    }
+
+    @Test("path writes that add keys to a map stop at maxPropertyBytes")
+    func pathWritesGrowingAMap() async throws {
+        let host = try await Self.host(maxPropertyBytes: 2_000, maxObjectBytes: 100_000)
+        defer { host.stop() }
+        var accepted = 0
+        var refusal: StateBusError?
+        while refusal == nil, accepted < 1_000 {
+            refusal = Self.refusal { () throws(StateBusError) -> UInt64 in try host.update("tags", to: .string(String(repeating: "t", count: 50)), at: [.key("key\(accepted)")], in: "Blob") }
+            if refusal == nil { accepted += 1 }
+        }
+        print("size limits: \(accepted) path writes added keys before \(refusal.map(String.init(describing:)) ?? "no refusal")")
+        #expect(refusal?.code == .tooLarge)
+        #expect(refusal?.property == "tags")
+        #expect(accepted > 10 && accepted < 1_000)
+        #expect((host.value(of: "tags", in: "Blob")?.encodedSizeBound ?? .max) <= 2_000)
+    }
+
+    @Test("a write that would make the object pass maxObjectBytes is rejected with tooLarge")
+    func objectBound() async throws {
+        let host = try await Self.host(maxPropertyBytes: 6_000, maxObjectBytes: 10_000)
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("Blob", of: host)
+        defer { replica.close() }
+        _ = try await replica.write("text", to: .string(Self.text(encodedBytes: 5_000))).accepted()
+        let receipt = replica.write("other", to: .string(Self.text(encodedBytes: 5_500)))
+        let error = await #expect(throws: StateBusError.self) { try await receipt.accepted() }
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message.contains("10000") == true)
+        #expect(host.value(of: "other", in: "Blob") == .string(""))
+    }
+}
