@@ -214,6 +214,15 @@ final class HostServer {
         switch request.body {
         case .hello(let hello):
             var welcome = self.welcome
+            // The join subscription carries the view id and must fit the updates socket's
+            // frame limit; a longer id could never join, so refuse it now with a reason.
+            let longestViewID = configuration.limits.maxSubscriptionBytes - 4
+            guard hello.viewID.utf8.count <= longestViewID else {
+                counters.badMessages.add(1, ordering: .relaxed)
+                reply(to: identity, requestID: request.requestID, error: StateBusError(
+                    .badRequest, "the view id has \(hello.viewID.utf8.count) bytes; this host takes at most \(longestViewID) (HostLimits.maxSubscriptionBytes - 4): use a shorter id, such as a UUID"))
+                return
+            }
             if !hello.viewID.isEmpty {
                 switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
                 case .bound(let token): welcome.sessionToken = Data(token)
