@@ -131,7 +131,14 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ], swiftSettings: strict
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus"], swiftSettings: strict),
+        // A test helper, not a product: a raw view that floods a host with writes until it
+        // is killed, with ZMTP heartbeats on request (the libzmq abort regression test).
+        .executableTarget(
+            name: "statebus-flood",
+            dependencies: ["ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Tests/Helpers/statebus-flood", swiftSettings: strict
+        ),
+        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "statebus-flood"], swiftSettings: strict),
         // The testing product's own tests: they run the built `statebus` for process nodes.
         .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict),
     ],

@@ -29,6 +29,31 @@ public struct LaunchFile: Sendable {
         public var delay: Double = 0.5
         /// The most restarts; `nil`: no limit.
         public var maximum: Int? = 5
+
+        /// Creates a policy.
+        /// - Parameters:
+        ///   - policy: when to restart (default `never`).
+        ///   - delay: seconds to wait before restarting (default 0.5).
+        ///   - maximum: the most restarts; `nil`: no limit (default 5).
+        public init(policy: Policy = .never, delay: Double = 0.5, maximum: Int? = 5) {
+            self.policy = policy
+            self.delay = delay
+            self.maximum = maximum
+        }
+
+        /// The policy of a node whose file says nothing, and the base a partial
+        /// `respawn: { delay: … }` mapping starts from.
+        ///
+        /// A host restarts on failure (delay 0.5 s, at most 5 times): every view of the set
+        /// depends on it, and a peer it admits can abort it (libzmq 4.3.4's stream-engine
+        /// assertion), so a dead host must come back without a person. A view is never
+        /// restarted by default: its failure harms only itself, views are often one-shot tools
+        /// (`statebus get`, `watch`), and a view that fails at start would otherwise print
+        /// its error five times; say `respawn: on-failure` for long-running views.
+        /// - Parameter role: the node's role.
+        public static func `default`(for role: Node.Role) -> Respawn {
+            Respawn(policy: role == .host ? .onFailure : .never)
+        }
     }
 
     /// One node.

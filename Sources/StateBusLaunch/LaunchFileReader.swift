@@ -70,6 +70,9 @@ struct LaunchFileReader {
         var node = LaunchFile.Node(name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
                                    control: nil, host: nil, respawn: LaunchFile.Respawn(), line: item.mark?.line ?? 0)
         var sawRole = false
+        // Read after the loop: the default it starts from depends on the role, which may
+        // come later in the mapping.
+        var respawnNode: (Yams.Node, String)?
         for (key, value) in try mapping(item, field, allowed: allowed) {
             let here = "\(field).\(key)"
             switch key {
@@ -89,17 +92,18 @@ struct LaunchFileReader {
                 for (name, variable) in try mapping(value, here, allowed: Set(value.mapping?.keys.compactMap(\.string) ?? [])) {
                     node.environment[name] = try string(variable, "\(here).\(name)")
                 }
-            default: node.respawn = try respawn(value, here)
+            default: respawnNode = (value, here)
             }
         }
+        node.respawn = try respawnNode.map { try respawn($0.0, $0.1, role: node.role) } ?? .default(for: node.role)
         guard !node.name.isEmpty else { throw fail(item, "\(field).name", "every node needs a name") }
         guard sawRole else { throw fail(item, "\(field).role", "every node needs a role: host or view") }
         guard !node.executable.isEmpty else { throw fail(item, "\(field).executable", "every node needs an executable") }
         return node
     }
 
-    private func respawn(_ value: Yams.Node, _ field: String) throws -> LaunchFile.Respawn {
-        var respawn = LaunchFile.Respawn()
+    private func respawn(_ value: Yams.Node, _ field: String, role: LaunchFile.Node.Role) throws -> LaunchFile.Respawn {
+        var respawn = LaunchFile.Respawn.default(for: role)
         if case .scalar(let scalar) = value {
             guard let policy = LaunchFile.Respawn.Policy(rawValue: scalar.string) else {
                 throw fail(value, field, "expected never, on-failure or always")

@@ -25,6 +25,8 @@ public final class Launcher: Sendable {
         var running: [String: NodeProcess] = [:]
         var failures: [String] = []
         var stopping = false
+        /// A host exited failed with no restart left: the set stops (see ``run(until:)``).
+        var hostDiedForGood = false
     }
 
     /// Prepares a launch; nothing starts until ``run(until:)``.
@@ -50,8 +52,15 @@ public final class Launcher: Sendable {
     /// The running process of a node, if it runs.
     public func process(named name: String) -> NodeProcess? { state.withLock { $0.running[name] } }
 
-    /// Starts the topology and supervises it until `stop` returns or every node has ended.
-    /// - Parameter stop: returns when the launch should stop (for example on SIGTERM).
+    /// Starts the topology and supervises it until `stop` returns, every node has ended, or
+    /// a host has died for good.
+    ///
+    /// A host dies for good when it exits failed and its respawn policy will not restart it
+    /// (`never`, or its `max` restarts used). Its views could only show stale state from
+    /// then on, so the launcher stops every node and returns 1: a supervisor (systemd's
+    /// `Restart=on-failure`) then restarts the whole set.
+    /// - Parameter stop: returns when the launch should stop (for example on SIGTERM). When
+    ///   the launch ends first, it is cancelled, not awaited.
     /// - Returns: 0 when no node failed, 1 otherwise.
     /// - Throws: ``LaunchError`` when an executable is missing or a host never answers;
     ///   every node started is stopped first.
@@ -69,19 +78,22 @@ public final class Launcher: Sendable {
             shutDown()
             throw error
         }
+        // Not a child of the group below: `stop` need not answer cancellation (a signal wait
+        // does not), and the group must be able to end without it when every node ended or a
+        // host died for good. Its shutDown ends every node, so the supervisors return.
+        let stopper = Task {
+            await stop()
+            self.shutDown()
+        }
+        defer { stopper.cancel() }
         await withTaskGroup(of: Void.self) { group in
             for node in file.nodes {
                 group.addTask { await self.supervise(node, executable: executables[node.name]!) }
             }
-            group.addTask {
-                await stop()
-                self.shutDown()
-            }
-            // Whichever comes first: every node ended on its own, or the stop signal.
-            var supervisorsLeft = file.nodes.count
+            // Whichever comes first: every node ended on its own, the stop signal, or a host
+            // that died for good.
             while let _ = await group.next() {
-                supervisorsLeft -= 1
-                if supervisorsLeft == 0 || state.withLock({ $0.stopping }) { break }
+                if state.withLock({ $0.stopping || $0.hostDiedForGood }) { break }
             }
             shutDown()
             group.cancelAll()
@@ -155,6 +167,7 @@ public final class Launcher: Sendable {
                 if state.withLock({ $0.stopping }) { return }
                 do { try process.start() } catch {
                     state.withLock { $0.failures.append("\(node.name) could not be restarted: \(error)") }
+                    if node.role == .host { diedForGood(node, because: "it could not be restarted: \(error)") }
                     return
                 }
                 output("launch: started \(node.name) (\(node.role.rawValue), pid \(process.pid))")
@@ -162,8 +175,30 @@ public final class Launcher: Sendable {
             }
             output("launch: \(node.name) exited with status \(status)")
             if failed { state.withLock { $0.failures.append("\(node.name) failed with exit status \(status)") } }
+            if failed, node.role == .host {
+                let policyText = policy.policy == .never
+                    ? "its respawn policy is never"
+                    : "its respawn policy \(policy.policy.rawValue) gave up after \(restarts) restarts"
+                diedForGood(node, because: "it exited with \(Self.describe(status: status)) and \(policyText)")
+            }
             return
         }
+    }
+
+    /// Records that a host will not come back and says so; ``run(until:)`` then stops the set.
+    private func diedForGood(_ host: LaunchFile.Node, because reason: String) {
+        let alreadyStopping = state.withLock { state -> Bool in
+            state.hostDiedForGood = true
+            return state.stopping
+        }
+        guard !alreadyStopping else { return }
+        output("launch: host '\(host.name)' died for good: \(reason); stopping the set and exiting 1 "
+               + "so that a supervisor (systemd Restart=on-failure) restarts it")
+    }
+
+    /// `exit status 1`, or `exit status 137 (signal 9)` for a process ended by a signal.
+    static func describe(status: Int32) -> String {
+        status > 128 ? "exit status \(status) (signal \(status - 128))" : "exit status \(status)"
     }
 
     /// Stops every node: views first, then hosts, each group with SIGTERM, then SIGKILL

@@ -13,6 +13,12 @@ struct LaunchCommand: AsyncParsableCommand {
             its environment; its lines are printed prefixed with its name. SIGINT or SIGTERM stops \
             the views, then the hosts (SIGKILL after the grace period). Exits 1 if a node failed.
 
+            Recovery: a host restarts on failure by default (respawn: on-failure, delay 0.5 s, \
+            max 5); a view only if its respawn says so. A host that dies for good (exits failed \
+            with no restart left, or with respawn: never) stops the whole set: the launcher \
+            prints which host died and why, stops every node and exits 1, so that a supervisor \
+            (systemd Restart=on-failure, see deploy/statebus-host@.service) restarts the set.
+
             Examples:
               statebus launch deploy/shared-text.yaml
               statebus launch deploy/profile.yaml --check     # validate only, start nothing
