@@ -57,7 +57,13 @@ public final class NodeProcess: Sendable {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        var inherited = ProcessInfo.processInfo.environment
+        // Swift's crash backtracer keeps a crashed child's output open while it works (and
+        // waits for a debugger when it runs interactively), so stopping the child could hang;
+        // a crash still shows as the exit status and the child's last lines. Set
+        // SWIFT_BACKTRACE yourself (or in `environment`) to change this.
+        if inherited["SWIFT_BACKTRACE"] == nil { inherited["SWIFT_BACKTRACE"] = "enable=no" }
+        process.environment = inherited.merging(environment) { _, new in new }
         let output = Pipe()
         let input = Pipe()
         process.standardOutput = output
