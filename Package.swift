@@ -98,6 +98,17 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ], swiftSettings: strict
         ),
+        // The fuzz harness of a host's request handling and a replica's publication handling
+        // (issue 12, item 9). Not a product: `deploy/fuzz.sh` builds and runs it.
+        .executableTarget(
+            name: "statebus-fuzz",
+            dependencies: [
+                "StateBus", "StateBusWire", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ], path: "Sources/StateBusFuzz", swiftSettings: strict
+        ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
         .testTarget(
             name: "StateBusMacrosTests",
