@@ -157,9 +157,16 @@ final class HostTarget {
             throw Finding("Target is at sequence \(sequence) but the host accepted \(accepted) writes")
         }
         let hostValues = host.values(of: "Target") ?? [:]
+        // Up to 10 s to catch up; but once at the host's sequence its values are final, so
+        // a difference that lasts a second there is a divergence, not lag.
+        var caughtUp: ContinuousClock.Instant?
         while ContinuousClock.now < deadline + .seconds(10) {
             let state = observer.consistentState
-            if state.sequence == sequence, FuzzSupport.same(state.values, hostValues) { return }
+            if state.sequence == sequence {
+                if FuzzSupport.same(state.values, hostValues) { return }
+                caughtUp = caughtUp ?? .now
+                if let caughtUp, ContinuousClock.now - caughtUp > .seconds(1) { break }
+            }
             try drain(timeout: .milliseconds(20))
         }
         let state = observer.consistentState

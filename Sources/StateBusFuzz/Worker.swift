@@ -30,6 +30,8 @@ struct Worker {
         var checks = 0
         var nextReport = start + .seconds(10)
         var knownSeen: [String: Int] = [:]
+        // A worker whose supervisor was stopped stops too, rather than fuzz on as an orphan.
+        let parent = getppid()
         let host: HostTarget?
         let replica: ReplicaTarget?
         switch target {
@@ -57,7 +59,7 @@ struct Worker {
             )
         }
         do {
-            while replay.map({ sent < $0.count }) ?? (ContinuousClock.now - start < duration) {
+            while replay.map({ sent < $0.count }) ?? (ContinuousClock.now - start < duration && getppid() == parent) {
                 let input: FuzzInput
                 if let replay {
                     input = replay[sent]
