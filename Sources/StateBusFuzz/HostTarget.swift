@@ -151,28 +151,37 @@ final class HostTarget {
                 "Sentinel changed: \(FuzzSupport.differences(host.values(of: "Sentinel") ?? [:], sentinelBefore ?? [:])), sequence \(host.sequence(of: "Sentinel") ?? 0)"
             )
         }
+        // Everything sent has been handled (every connection got its pong): the host's state
+        // must hold still from here, and every sequence must be an accepted write.
         let sequence = host.sequence(of: "Target") ?? 0
         let accepted = host.statistics.writesAccepted
         guard sequence == UInt64(accepted) else {
             throw Finding("Target is at sequence \(sequence) but the host accepted \(accepted) writes")
         }
-        let hostValues = host.values(of: "Target") ?? [:]
         // Up to 10 s to catch up; but once at the host's sequence its values are final, so
         // a difference that lasts a second there is a divergence, not lag.
         var caughtUp: ContinuousClock.Instant?
         while ContinuousClock.now < deadline + .seconds(10) {
-            let state = observer.consistentState
-            if state.sequence == sequence {
-                if FuzzSupport.same(state.values, hostValues) { return }
+            let (state, hostSequence, hostValues) = (observer.consistentState, host.sequence(of: "Target") ?? 0, host.values(of: "Target") ?? [:])
+            if state.sequence == hostSequence {
+                if FuzzSupport.same(state.values, hostValues) { break }
                 caughtUp = caughtUp ?? .now
                 if let caughtUp, ContinuousClock.now - caughtUp > .seconds(1) { break }
             }
             try drain(timeout: .milliseconds(20))
         }
-        let state = observer.consistentState
-        throw Finding(
-            "the observing replica did not converge: replica at \(state.sequence) (\(state.connection)), host at \(sequence); differs in \(FuzzSupport.differences(state.values, hostValues))"
-        )
+        let (state, hostSequence, hostValues) = (observer.consistentState, host.sequence(of: "Target") ?? 0, host.values(of: "Target") ?? [:])
+        let nowAccepted = host.statistics.writesAccepted
+        guard hostSequence == sequence, nowAccepted == accepted else {
+            throw Finding(
+                "Target moved with no input in flight: sequence \(sequence) -> \(hostSequence), accepted writes \(accepted) -> \(nowAccepted) after every connection had its pong"
+            )
+        }
+        guard state.sequence == hostSequence, FuzzSupport.same(state.values, hostValues) else {
+            throw Finding(
+                "the observing replica did not converge: replica at \(state.sequence) (\(state.connection)), host at \(hostSequence); differs in \(FuzzSupport.differences(state.values, hostValues))"
+            )
+        }
     }
 
     /// After a known finding: the observing replica resynchronises from the host, so the
