@@ -106,7 +106,7 @@ let package = Package(
                 "StateBus", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], path: "Sources/StateBusFuzz", swiftSettings: strict
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], swiftSettings: strict),
@@ -132,7 +132,13 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
             ], swiftSettings: strict
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")], swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "StateBusWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
+            ], swiftSettings: strict
+        ),
         // The testing product's own tests: they run the built `statebus` for process nodes.
         .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict),
     ],

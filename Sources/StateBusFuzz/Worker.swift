@@ -58,6 +58,20 @@ struct Worker {
                 "\(label) target=\(target) seed=\(seed) inputs=\(sent) (\(Int(Double(sent) / seconds))/s) bytes=\(bytes) checks=\(checks) rss=\(Int(rssStart))->\(Int(FuzzSupport.residentMiB()))MiB \(counts)\(knownCounts)"
             )
         }
+        func checkTargets() async throws {
+            do {
+                try host?.check()
+                try replica?.check(using: &random)
+            } catch let finding as Finding {
+                guard let pattern = known.first(where: { finding.description.contains($0) }) else { throw finding }
+                if knownSeen[pattern, default: 0] == 0 {
+                    log.save(to: "\(crashFolder)/known-\(target)-\(seed)-\(sent).bin")
+                    print("KNOWN target=\(target) seed=\(seed) after \(sent) inputs: \(finding)")
+                }
+                knownSeen[pattern, default: 0] += 1
+                try await host?.recover()
+            }
+        }
         do {
             while replay.map({ sent < $0.count }) ?? (ContinuousClock.now - start < duration && getppid() == parent) {
                 let input: FuzzInput
@@ -74,18 +88,7 @@ struct Worker {
                 sent += 1
                 bytes += input.size
                 if sent % checkEvery == 0 || replay.map({ sent == $0.count }) == true {
-                    do {
-                        try host?.check()
-                        try replica?.check(using: &random)
-                    } catch let finding as Finding {
-                        guard let pattern = known.first(where: { finding.description.contains($0) }) else { throw finding }
-                        if knownSeen[pattern, default: 0] == 0 {
-                            log.save(to: "\(crashFolder)/known-\(target)-\(seed)-\(sent).bin")
-                            print("KNOWN target=\(target) seed=\(seed) after \(sent) inputs: \(finding)")
-                        }
-                        knownSeen[pattern, default: 0] += 1
-                        try await host?.recover()
-                    }
+                    try await checkTargets()
                     if sent % (checkEvery * 10) == 0 { try host?.renewSubscriber() }
                     checks += 1
                     log.reset()
@@ -95,8 +98,7 @@ struct Worker {
                     }
                 }
             }
-            try host?.check()
-            try replica?.check(using: &random)
+            try await checkTargets()
             checks += 1
         } catch let finding as Finding {
             let file = "\(crashFolder)/failure-\(target)-\(seed)-\(sent).bin"
