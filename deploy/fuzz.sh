@@ -5,7 +5,7 @@
 #
 # Builds the standalone harness `statebus-fuzz` in release into a scratch folder of its own
 # (.build-fuzz, so the ordinary build is untouched) and runs it with the corpus in
-# deploy/fuzz/corpus. Failing inputs go to fuzz-crashes/ (replay one with
+# deploy/fuzz/corpus. Failing inputs go to .build-fuzz/crashes/ (ignored by git; replay one with
 # `.build-fuzz/release/statebus-fuzz --replay FILE --target host|replica`).
 # Regenerate the corpus after a protocol change with
 # `.build-fuzz/release/statebus-fuzz --write-corpus deploy/fuzz/corpus`. Not run in CI.
@@ -22,4 +22,4 @@ swift build -c release --scratch-path .build-fuzz --product statebus-fuzz
 binary=.build-fuzz/release/statebus-fuzz
 
 # The harness prints progress every 10 s, each finding as it happens, and a summary.
-exec "$binary" --duration "$seconds" --corpus deploy/fuzz/corpus --crash-dir fuzz-crashes "$@"
+exec "$binary" --duration "$seconds" --corpus deploy/fuzz/corpus --crash-dir .build-fuzz/crashes "$@"
