@@ -101,6 +101,17 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ], swiftSettings: strict
         ),
+        // The fuzz harness of a host's request handling and a replica's publication handling
+        // (issue 12, item 9). Not a product: `deploy/fuzz.sh` builds and runs it.
+        .executableTarget(
+            name: "statebus-fuzz",
+            dependencies: [
+                "StateBus", "StateBusWire", "ZeroMQ",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ], path: "Sources/StateBusFuzz", swiftSettings: strict
+        ),
         .testTarget(
             name: "ZeroMQTests",
             dependencies: ["ZeroMQ", .product(name: "PropertyBased", package: "swift-property-based")], swiftSettings: strict
@@ -138,7 +149,13 @@ let package = Package(
             dependencies: ["ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Tests/Helpers/statebus-flood", swiftSettings: strict
         ),
-        .testTarget(name: "IntegrationTests", dependencies: ["StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "statebus-flood"], swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ], swiftSettings: strict
+        ),
         // The testing product's own tests: they run the built `statebus` for process nodes.
         .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict),
     ],

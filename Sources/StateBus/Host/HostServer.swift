@@ -17,7 +17,6 @@ final class HostServer {
     let updates: Socket
     let controlEndpoint: String
     let updatesEndpoint: String
-    private var lastPublish = ContinuousClock.now
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
     /// The group commit that runs before every publication.
@@ -100,7 +99,7 @@ final class HostServer {
         // whole, not per client.
         thread.scheduleTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { [unowned self] in self.drainBacklogs() }
         if let interval = configuration.heartbeatInterval {
-            thread.scheduleTimer(after: interval, repeating: interval) { [unowned self] in self.heartbeatIfIdle(interval) }
+            thread.scheduleTimer(after: interval, repeating: interval) { [unowned self] in self.heartbeat() }
         }
     }
 
@@ -484,7 +483,6 @@ final class HostServer {
     }
 
     private func publish(_ publication: Statebus_V1_Publication, topic: [UInt8]) {
-        lastPublish = .now
         do {
             let bytes: [UInt8] = try publication.serializedBytes()
             if try updates.send(multipart: [topic, bytes], wait: false) {
@@ -530,11 +528,13 @@ final class HostServer {
         }
     }
 
-    private func heartbeatIfIdle(_ interval: Duration) {
+    private func heartbeat() {
         // Publish anything queued first, so a heartbeat never announces a sequence whose
         // batch has not gone out yet.
         publishPending()
-        guard ContinuousClock.now - lastPublish >= interval else { return }
+        // Sent every interval, busy or not: a view hears only its own object's updates and
+        // the heartbeat, so updates of other objects (or join markers) must not stand in for
+        // it (they did: a flood of joins, or one busy object, made idle views go stale).
         var heartbeat = Statebus_V1_Heartbeat()
         heartbeat.epoch = state.epoch
         heartbeat.sequences = state.inner.withLock { inner in

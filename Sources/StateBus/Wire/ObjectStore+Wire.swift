@@ -9,11 +9,14 @@ extension ObjectStore {
         resolved.map { item in
             var change = Statebus_V1_Change()
             change.property = item.change.property
-            if item.change.path.components.isEmpty {
-                change.value = item.newValue.wire
-            } else {
+            if !item.change.path.components.isEmpty, let part = item.newValue[item.change.path] {
                 change.path = item.change.path.wire
-                change.value = (item.newValue[item.change.path] ?? item.change.value).wire
+                change.value = part.wire
+            } else {
+                // A whole-property write, or a path the normalised value no longer has (a
+                // key the property's type drops): the canonical whole value, so no view
+                // keeps a part the host does not have (found by the fuzzer).
+                change.value = item.newValue.wire
             }
             return change
         }

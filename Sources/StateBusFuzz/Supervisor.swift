@@ -1,0 +1,65 @@
+import Foundation
+
+/// Runs workers one after another, each a child process of this executable on its own
+/// seed, so a crash (an abort in libzmq, a trap in Swift) ends one worker, not the run:
+/// the supervisor saves the inputs that led to it and goes on with the next seed.
+struct Supervisor {
+    let targets: [Worker.Target]
+    let seed: UInt64
+    let duration: Duration
+    let slice: Duration
+    let workerArguments: [String]
+    let crashFolder: String
+
+    func run() throws -> Int32 {
+        let start = ContinuousClock.now
+        let scratch = try FuzzSupport.temporaryFolder("sbfuzz-run")
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var findings: [String: Int] = [:]
+        var workers = 0
+        var seed = seed
+        while ContinuousClock.now - start < duration {
+            let target = targets[workers % targets.count]
+            let remaining = duration - (ContinuousClock.now - start)
+            let length = min(slice, remaining)
+            let log = "\(scratch)/inputs-\(workers).log"
+            let errors = "\(scratch)/stderr-\(workers).log"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            process.arguments =
+                workerArguments + [
+                    "--worker", "--target", target.rawValue, "--seed", String(seed),
+                    "--duration", String(Double(length.components.seconds) + 1), "--input-log", log
+                ]
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: errors)
+            var environment = ProcessInfo.processInfo.environment
+            environment["SWIFT_BACKTRACE"] = "enable=no"  // a crash report of minutes helps nobody here
+            process.environment = environment
+            try process.run()
+            process.waitUntilExit()
+            workers += 1
+            let stderr = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            switch (process.terminationReason, process.terminationStatus) {
+            case (.exit, 0):
+                break
+            case (.exit, 2):
+                findings["invariant failed (see FAILURE above)", default: 0] += 1
+            default:
+                let file = "\(crashFolder)/crash-\(target)-\(seed).bin"
+                try? FileManager.default.copyItem(atPath: log, toPath: file)
+                let tail = stderr.split(separator: "\n").suffix(8).joined(separator: "\n")
+                try? "exit \(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus)\n\(tail)\n".write(
+                    toFile: file + ".txt", atomically: true, encoding: .utf8)
+                print(
+                    "CRASH target=\(target) seed=\(seed): \(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus); inputs since the last check: \(file)\n\(tail)"
+                )
+                findings["crash: \(tail.split(separator: "\n").last ?? "no message")", default: 0] += 1
+            }
+            seed &+= 1
+        }
+        print("fuzzing finished: \(workers) workers, \(findings.values.reduce(0, +)) findings")
+        for (finding, count) in findings.sorted(by: { $0.key < $1.key }) { print("  \(count)x \(finding)") }
+        return findings.isEmpty ? 0 : 1
+    }
+}
