@@ -20,7 +20,7 @@ let package = Package(
         .library(name: "StateBus", targets: ["StateBus"]),
         .library(name: "StateBusTerminalUI", targets: ["StateBusTerminalUI"]),
         .library(name: "StateBusTesting", targets: ["StateBusTesting"]),
-        .executable(name: "statebus", targets: ["statebus"]),
+        .executable(name: "statebus", targets: ["statebus"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
@@ -29,7 +29,7 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -68,7 +68,7 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
-                .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax")
             ], swiftSettings: strict
         ),
         // Host, replica, the model macro's runtime, bindings, environment, views.
@@ -77,7 +77,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
         // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
@@ -98,7 +98,7 @@ let package = Package(
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "Histogram", package: "hdrhistogram-swift")
             ], swiftSettings: strict
         ),
         // The fuzz harness of a host's request handling and a replica's publication handling
@@ -109,7 +109,7 @@ let package = Package(
                 "StateBus", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], path: "Sources/StateBusFuzz", swiftSettings: strict
         ),
         .testTarget(
@@ -124,14 +124,14 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax"),
-                .product(name: "SwiftParser", package: "swift-syntax"),
+                .product(name: "SwiftParser", package: "swift-syntax")
             ], swiftSettings: strict
         ),
         .testTarget(
             name: "StateBusWireTests",
             dependencies: [
                 "StateBusWire",
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based")
             ], swiftSettings: strict
         ),
         .testTarget(
@@ -139,7 +139,7 @@ let package = Package(
             dependencies: [
                 "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
-                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "PropertyBased", package: "swift-property-based")
             ], swiftSettings: strict
         ),
         // A test helper, not a product: a raw view that floods a host with writes until it
@@ -153,11 +153,11 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
         // The testing product's own tests: they run the built `statebus` for process nodes.
-        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict),
+        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict)
     ],
     swiftLanguageModes: [.v6]
 )

@@ -22,7 +22,11 @@ public struct LaunchFile: Sendable {
     /// How a node is restarted when it exits.
     public struct Respawn: Sendable, Equatable {
         /// When to restart.
-        public enum Policy: String, Sendable, CaseIterable { case never, onFailure = "on-failure", always }
+        public enum Policy: String, Sendable, CaseIterable {
+            case never
+            case onFailure = "on-failure"
+            case always
+        }
         /// When to restart.
         public var policy: Policy = .never
         /// Seconds to wait before restarting.

@@ -17,7 +17,8 @@ struct LaunchFileReader {
         for (key, value) in mapping {
             guard let name = key.string else { throw fail(key, field, "keys must be text") }
             guard allowed.contains(name) else {
-                throw fail(key, field.isEmpty ? name : "\(field).\(name)", "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
+                throw fail(
+                    key, field.isEmpty ? name : "\(field).\(name)", "unknown field; expected one of \(allowed.sorted().joined(separator: ", "))")
             }
             pairs.append((name, value))
         }
@@ -67,8 +68,9 @@ struct LaunchFileReader {
 
     private func node(_ item: Yams.Node, field: String) throws -> LaunchFile.Node {
         let allowed: Set<String> = ["name", "role", "executable", "arguments", "environment", "objects", "control", "host", "respawn"]
-        var node = LaunchFile.Node(name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
-                                   control: nil, host: nil, respawn: LaunchFile.Respawn(), line: item.mark?.line ?? 0)
+        var node = LaunchFile.Node(
+            name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
+            control: nil, host: nil, respawn: LaunchFile.Respawn(), line: item.mark?.line ?? 0)
         var sawRole = false
         // Read after the loop: the default it starts from depends on the role, which may
         // come later in the mapping.

@@ -36,8 +36,10 @@ public final class Launcher: Sendable {
     ///   - readiness: returns once a host answers on its control endpoint; views start
     ///     only after their host passed it.
     ///   - output: receives every prefixed line, and the launcher's own messages.
-    public init(file: LaunchFile, statebus: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
-                readiness: @escaping HostReadiness, output: @escaping @Sendable (String) -> Void) {
+    public init(
+        file: LaunchFile, statebus: URL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+        readiness: @escaping HostReadiness, output: @escaping @Sendable (String) -> Void
+    ) {
         self.file = file
         self.statebus = statebus
         self.readiness = readiness
@@ -92,7 +94,7 @@ public final class Launcher: Sendable {
             }
             // Whichever comes first: every node ended on its own, the stop signal, or a host
             // that died for good.
-            while let _ = await group.next() {
+            while await group.next() != nil {
                 if state.withLock({ $0.stopping || $0.hostDiedForGood }) { break }
             }
             shutDown()
@@ -134,8 +136,9 @@ public final class Launcher: Sendable {
     private func start(_ node: LaunchFile.Node, executable: URL) throws {
         let output = self.output
         let name = node.name
-        let process = try NodeProcess(executable: executable, arguments: node.arguments, environment: environment(for: node),
-                                      name: name, onLine: { line in output("\(name) | \(line)") })
+        let process = try NodeProcess(
+            executable: executable, arguments: node.arguments, environment: environment(for: node),
+            name: name, onLine: { line in output("\(name) | \(line)") })
         state.withLock { $0.running[name] = process }
         output("launch: started \(name) (\(node.role.rawValue), pid \(process.pid))")
     }
@@ -162,7 +165,9 @@ public final class Launcher: Sendable {
             let wantsRestart = policy.policy == .always || (policy.policy == .onFailure && failed)
             if wantsRestart, restarts < (policy.maximum ?? Int.max) {
                 restarts += 1
-                output("launch: \(node.name) exited with status \(status); restarting (\(restarts) of \(policy.maximum.map(String.init) ?? "unlimited"))")
+                output(
+                    "launch: \(node.name) exited with status \(status); restarting (\(restarts) of \(policy.maximum.map(String.init) ?? "unlimited"))"
+                )
                 try? await Task.sleep(for: .milliseconds(Int(policy.delay * 1000)))
                 if state.withLock({ $0.stopping }) { return }
                 do { try process.start() } catch {
@@ -176,7 +181,8 @@ public final class Launcher: Sendable {
             output("launch: \(node.name) exited with status \(status)")
             if failed { state.withLock { $0.failures.append("\(node.name) failed with exit status \(status)") } }
             if failed, node.role == .host {
-                let policyText = policy.policy == .never
+                let policyText =
+                    policy.policy == .never
                     ? "its respawn policy is never"
                     : "its respawn policy \(policy.policy.rawValue) gave up after \(restarts) restarts"
                 diedForGood(node, because: "it exited with \(Self.describe(status: status)) and \(policyText)")
@@ -192,8 +198,9 @@ public final class Launcher: Sendable {
             return state.stopping
         }
         guard !alreadyStopping else { return }
-        output("launch: host '\(host.name)' died for good: \(reason); stopping the set and exiting 1 "
-               + "so that a supervisor (systemd Restart=on-failure) restarts it")
+        output(
+            "launch: host '\(host.name)' died for good: \(reason); stopping the set and exiting 1 "
+                + "so that a supervisor (systemd Restart=on-failure) restarts it")
     }
 
     /// `exit status 1`, or `exit status 137 (signal 9)` for a process ended by a signal.
@@ -208,8 +215,10 @@ public final class Launcher: Sendable {
         let (views, hosts) = state.withLock { state -> ([NodeProcess], [NodeProcess]) in
             guard !state.stopping else { return ([], []) }
             state.stopping = true
-            return (file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] },
-                    file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] })
+            return (
+                file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] },
+                file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] }
+            )
         }
         guard !views.isEmpty || !hosts.isEmpty else { return }
         output("launch: stopping \(views.count + hosts.count) nodes")

@@ -16,7 +16,7 @@ public enum NodeEnvironment {
         var variables = [
             EnvironmentVariableName.node: name,
             EnvironmentVariableName.role: role.rawValue,
-            EnvironmentVariableName.objects: objects.joined(separator: ","),
+            EnvironmentVariableName.objects: objects.joined(separator: ",")
         ]
         if let control { variables[EnvironmentVariableName.control] = control }
         return variables

@@ -17,7 +17,9 @@ extension NodeProcess {
     /// - Returns: the first matching line.
     /// - Throws: ``WaitTimeout`` naming what was awaited and showing the last lines.
     @discardableResult
-    public func waitForLine(_ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+    public func waitForLine(
+        _ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         let id = UUID()
         let line: String? = await withTaskGroup(of: String?.self) { group in
             group.addTask { [self] in
@@ -27,7 +29,8 @@ extension NodeProcess {
                     // An exited process may be started again (by a launcher's respawn, or the
                     // test), so a wait lasts until its deadline, not until the output ends.
                     if let line = existing.first(where: predicate),
-                       let waiter = state.withLock({ $0.lines.remove(id) }) {
+                        let waiter = state.withLock({ $0.lines.remove(id) })
+                    {
                         waiter.continuation.resume(returning: line)
                     }
                 }

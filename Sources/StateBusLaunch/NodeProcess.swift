@@ -41,8 +41,10 @@ public final class NodeProcess: Sendable {
     ///   - name: a name for messages (default: the program's file name).
     ///   - onLine: called with every output line as it arrives.
     /// - Throws: when the program cannot be started.
-    public init(executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil,
-                onLine: (@Sendable (String) -> Void)? = nil) throws {
+    public init(
+        executable: URL, arguments: [String], environment: [String: String] = [:], name: String? = nil,
+        onLine: (@Sendable (String) -> Void)? = nil
+    ) throws {
         self.executable = executable
         self.arguments = arguments
         self.environment = environment

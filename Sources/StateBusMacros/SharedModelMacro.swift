@@ -36,13 +36,15 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             case .success(let property): properties.append(property)
             case .failure(.missingType): context.diagnose(Diagnostic(node: Syntax(variable), message: SharedModelDiagnostic.missingType))
             case .failure(.missingDefault): context.diagnose(Diagnostic(node: Syntax(variable), message: SharedModelDiagnostic.missingDefault))
-            case .failure(.unsupportedPattern): context.diagnose(Diagnostic(node: Syntax(variable), message: SharedModelDiagnostic.unsupportedPattern))
+            case .failure(.unsupportedPattern):
+                context.diagnose(Diagnostic(node: Syntax(variable), message: SharedModelDiagnostic.unsupportedPattern))
             }
         }
 
         let objectName: String = {
             if case .argumentList(let arguments)? = node.arguments,
-               let literal = arguments.first?.expression.as(StringLiteralExprSyntax.self) {
+                let literal = arguments.first?.expression.as(StringLiteralExprSyntax.self)
+            {
                 return literal.segments.trimmedDescription
             }
             return typeName
@@ -50,7 +52,8 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
 
         let definitions = properties.map { property in
             let validate = property.validator.map { ", validate: \($0)" } ?? ""
-            return "StateBus.PropertyDefinition(\"\(property.name)\", default: (\(property.initializer)) as \(property.type), writable: \(!property.isHostOnly), persisted: \(property.isPersisted)\(validate))"
+            return
+                "StateBus.PropertyDefinition(\"\(property.name)\", default: (\(property.initializer)) as \(property.type), writable: \(!property.isHostOnly), persisted: \(property.isPersisted)\(validate))"
         }.joined(separator: ",\n            ")
         let nameCases = properties.map { "if keyPath == \\\(typeName).\($0.name) { return \"\($0.name)\" }" }.joined(separator: "\n        ")
         // A value that does not encode or decode is reported to the model's bus (which logs
@@ -125,7 +128,7 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
                 \(raw: applies)
                 return applied
             }
-            """,
+            """
         ]
     }
 
@@ -138,10 +141,11 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
         in context: some MacroExpansionContext
     ) throws -> [AttributeSyntax] {
         guard declaration.is(ClassDeclSyntax.self),
-              let variable = member.as(VariableDeclSyntax.self),
-              SyncedProperty.isSyncable(variable),
-              !variable.hasAttribute("SharedProperty"),
-              case .success = SyncedProperty.read(variable) else { return [] }
+            let variable = member.as(VariableDeclSyntax.self),
+            SyncedProperty.isSyncable(variable),
+            !variable.hasAttribute("SharedProperty"),
+            case .success = SyncedProperty.read(variable)
+        else { return [] }
         return ["@SharedProperty"]
     }
 
@@ -155,7 +159,8 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard let classDecl = declaration.as(ClassDeclSyntax.self),
-              classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) }) else { return [] }
+            classDecl.modifiers.contains(where: { $0.name.tokenKind == .keyword(.final) })
+        else { return [] }
         return [try ExtensionDeclSyntax("extension \(type.trimmed): StateBus.SharedModel, Observation.Observable {}")]
     }
 }
@@ -169,7 +174,8 @@ public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [AccessorDeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self),
-              case .success(let property) = SyncedProperty.read(variable) else { return [] }
+            case .success(let property) = SyncedProperty.read(variable)
+        else { return [] }
         let name = property.name
         return [
             """
@@ -191,7 +197,7 @@ public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
                 }
                 _$bus.localChange(\(literal: name), newValue)
             }
-            """,
+            """
         ]
     }
 
@@ -201,7 +207,8 @@ public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
         guard let variable = declaration.as(VariableDeclSyntax.self),
-              case .success(let property) = SyncedProperty.read(variable) else { return [] }
+            case .success(let property) = SyncedProperty.read(variable)
+        else { return [] }
         return ["private var _\(raw: property.name): \(property.type)"]
     }
 }

@@ -15,12 +15,15 @@ struct SyncedProperty {
     /// not computed, not marked `@Local`/`@ObservationIgnored`.
     static func isSyncable(_ variable: VariableDeclSyntax) -> Bool {
         guard variable.bindingSpecifier.tokenKind == .keyword(.var) else { return false }
-        if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) || $0.name.tokenKind == .keyword(.lazy) }) {
+        if variable.modifiers.contains(where: {
+            $0.name.tokenKind == .keyword(.static) || $0.name.tokenKind == .keyword(.class) || $0.name.tokenKind == .keyword(.lazy)
+        }) {
             return false
         }
         if variable.hasAttribute("Local") || variable.hasAttribute("ObservationIgnored") { return false }
         guard variable.bindings.count == 1, let binding = variable.bindings.first,
-              binding.pattern.is(IdentifierPatternSyntax.self) else { return false }
+            binding.pattern.is(IdentifierPatternSyntax.self)
+        else { return false }
         if let accessors = binding.accessorBlock {
             switch accessors.accessors {
             case .getter: return false
@@ -35,24 +38,27 @@ struct SyncedProperty {
     /// Reads a syncable variable; `nil` with a reason when it cannot be synced.
     static func read(_ variable: VariableDeclSyntax) -> Result<SyncedProperty, PropertyProblem> {
         guard let binding = variable.bindings.first,
-              let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmedDescription else {
+            let name = binding.pattern.as(IdentifierPatternSyntax.self)?.identifier.trimmedDescription
+        else {
             return .failure(.unsupportedPattern)
         }
         guard let type = binding.typeAnnotation?.type.trimmed else { return .failure(.missingType(name)) }
         guard let initializer = binding.initializer?.value.trimmed else { return .failure(.missingDefault(name, type.trimmedDescription)) }
         var validator: ExprSyntax?
         if let attribute = variable.attribute(named: "Validate"),
-           case .argumentList(let arguments)? = attribute.arguments, let first = arguments.first {
+            case .argumentList(let arguments)? = attribute.arguments, let first = arguments.first
+        {
             validator = first.expression.trimmed
         } else if let attribute = variable.attribute(named: "Validate"), let closure = attribute.trailingClosureExpression {
             validator = ExprSyntax(closure.trimmed)
         }
-        return .success(SyncedProperty(
-            name: name, type: type, initializer: initializer,
-            isHostOnly: variable.hasAttribute("HostOnly"),
-            isPersisted: variable.hasAttribute("Persisted"),
-            validator: validator
-        ))
+        return .success(
+            SyncedProperty(
+                name: name, type: type, initializer: initializer,
+                isHostOnly: variable.hasAttribute("HostOnly"),
+                isPersisted: variable.hasAttribute("Persisted"),
+                validator: validator
+            ))
     }
 }
 
@@ -67,7 +73,10 @@ extension VariableDeclSyntax {
     func attribute(named name: String) -> AttributeSyntax? {
         for element in attributes {
             if let attribute = element.as(AttributeSyntax.self),
-               attribute.attributeName.trimmedDescription == name { return attribute }
+                attribute.attributeName.trimmedDescription == name
+            {
+                return attribute
+            }
         }
         return nil
     }

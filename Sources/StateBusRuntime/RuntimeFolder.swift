@@ -22,8 +22,9 @@ public enum RuntimeFolder {
     public static func prepare() throws(RuntimeFolderError) -> String {
         let path = self.path
         if mkdir(path, 0o700) != 0 && errno != EEXIST {
-            throw RuntimeFolderError(path: path, problem: "cannot be created (\(String(cString: strerror(errno))))",
-                                     remedy: "set XDG_RUNTIME_DIR to a folder you can write")
+            throw RuntimeFolderError(
+                path: path, problem: "cannot be created (\(String(cString: strerror(errno))))",
+                remedy: "set XDG_RUNTIME_DIR to a folder you can write")
         }
         try checkPrivate(path)
         return path
@@ -45,8 +46,9 @@ public enum RuntimeFolder {
     private static func checkPrivate(_ path: String) throws(RuntimeFolderError) {
         var status = stat()
         guard lstat(path, &status) == 0 else {
-            throw RuntimeFolderError(path: path, problem: "cannot be read (\(String(cString: strerror(errno))))",
-                                     remedy: "check the permissions of its parent folder")
+            throw RuntimeFolderError(
+                path: path, problem: "cannot be read (\(String(cString: strerror(errno))))",
+                remedy: "check the permissions of its parent folder")
         }
         let type = status.st_mode & S_IFMT
         guard type != S_IFLNK else {
@@ -56,13 +58,15 @@ public enum RuntimeFolder {
             throw RuntimeFolderError(path: path, problem: "is not a folder", remedy: "remove it and start again")
         }
         guard status.st_uid == getuid() else {
-            throw RuntimeFolderError(path: path, problem: "belongs to user \(status.st_uid), not to you (user \(getuid()))",
-                                     remedy: "someone else made it: do not use it; remove it as its owner or root, or set XDG_RUNTIME_DIR to a private folder")
+            throw RuntimeFolderError(
+                path: path, problem: "belongs to user \(status.st_uid), not to you (user \(getuid()))",
+                remedy: "someone else made it: do not use it; remove it as its owner or root, or set XDG_RUNTIME_DIR to a private folder")
         }
         let mode = status.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            throw RuntimeFolderError(path: path, problem: "has mode \(String(mode, radix: 8)), so other users can reach its sockets",
-                                     remedy: "make it private (chmod 700 \(path)) and restart")
+            throw RuntimeFolderError(
+                path: path, problem: "has mode \(String(mode, radix: 8)), so other users can reach its sockets",
+                remedy: "make it private (chmod 700 \(path)) and restart")
         }
     }
 }

@@ -1,5 +1,5 @@
-import StateBus
 import Observation
+import StateBus
 
 /// A view property the view renderer links to storage that outlives the view value: views are
 /// rebuilt on every render, their state is not.
@@ -93,7 +93,9 @@ public struct EnvironmentObject<Model: SharedModel> {
 }
 
 private func missingEnvironmentObject(_ name: String) {
-    print("warning: no \(name) in the environment; using a detached default. Add .environmentObject(model) or connect it with EnvironmentValues.replica(of:) before rendering.")
+    print(
+        "warning: no \(name) in the environment; using a detached default. Add .environmentObject(model) or connect it with EnvironmentValues.replica(of:) before rendering."
+    )
 }
 
 /// Lets the view renderer find a property's storage through reflection.

@@ -1,4 +1,5 @@
 import StateBus
+
 /// Runs `action` after the first render that shows `content` (for a view process, once its
 /// shared models hold their first snapshot, since the renderer draws after connecting).
 public struct OnAppearView<Content: View>: View, PrimitiveView {
@@ -64,7 +65,9 @@ extension View {
         OnChangeView(content: self, value: value, action: action)
     }
     /// Runs `action` on the main actor for each element of `events` while this view is shown.
-    public func onReceive<Events: AsyncSequence & Sendable>(_ events: Events, perform action: @escaping (Events.Element) -> Void) -> OnReceiveView<Self, Events> where Events.Element: Sendable {
+    public func onReceive<Events: AsyncSequence & Sendable>(_ events: Events, perform action: @escaping (Events.Element) -> Void) -> OnReceiveView<
+        Self, Events
+    > where Events.Element: Sendable {
         OnReceiveView(content: self, events: events, action: action)
     }
     /// Sets an environment value for this view and its descendants.

@@ -1,4 +1,5 @@
 import StateBus
+
 /// A piece of a terminal view process's interface, as in SwiftUI: a `body` built from other
 /// views, down to ``Text``. A ``ViewRenderer`` renders it and re-renders it when (and only when)
 /// a property it read changes.
@@ -102,7 +103,10 @@ public struct OptionalView<Wrapped: View>: View, PrimitiveView {
 
 /// One of two views (`if`/`else`).
 public struct ConditionalView<First: View, Second: View>: View, PrimitiveView {
-    enum Storage { case first(First), second(Second) }
+    enum Storage {
+        case first(First)
+        case second(Second)
+    }
     let storage: Storage
     func render(in graph: ViewGraph, path: String, into lines: inout [String]) {
         switch storage {
@@ -135,9 +139,13 @@ public enum ViewBuilder {
     /// `if` without `else`.
     public static func buildOptional<Content: View>(_ content: Content?) -> OptionalView<Content> { OptionalView(wrapped: content) }
     /// The `if` branch.
-    public static func buildEither<First: View, Second: View>(first: First) -> ConditionalView<First, Second> { ConditionalView(storage: .first(first)) }
+    public static func buildEither<First: View, Second: View>(first: First) -> ConditionalView<First, Second> {
+        ConditionalView(storage: .first(first))
+    }
     /// The `else` branch.
-    public static func buildEither<First: View, Second: View>(second: Second) -> ConditionalView<First, Second> { ConditionalView(storage: .second(second)) }
+    public static func buildEither<First: View, Second: View>(second: Second) -> ConditionalView<First, Second> {
+        ConditionalView(storage: .second(second))
+    }
     /// A `for` loop.
     public static func buildArray<Content: View>(_ content: [Content]) -> ArrayView<Content> { ArrayView(views: content) }
 }

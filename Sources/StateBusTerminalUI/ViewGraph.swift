@@ -1,5 +1,5 @@
-import StateBus
 import Observation
+import StateBus
 
 /// The view renderer's memory between renders: state boxes, renderers and lifecycle records,
 /// keyed by each view's structural path in the tree.
@@ -97,7 +97,8 @@ final class ViewGraph {
         lastValues[path] = value
     }
 
-    func receive<Events: AsyncSequence & Sendable>(path: String, events: Events, action: @escaping (Events.Element) -> Void) where Events.Element: Sendable {
+    func receive<Events: AsyncSequence & Sendable>(path: String, events: Events, action: @escaping (Events.Element) -> Void)
+    where Events.Element: Sendable {
         seen.insert(path)
         guard receivers[path] == nil else { return }
         let deliver = MainActorBox(action)

@@ -1,5 +1,5 @@
-import StateBus
 import Observation
+import StateBus
 
 /// Renders a view tree for a terminal view process and keeps it up to date.
 ///

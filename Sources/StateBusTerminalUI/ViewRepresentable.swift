@@ -1,4 +1,5 @@
 import StateBus
+
 /// Wraps a renderer object that is made once and updated on every render, never rebuilt:
 /// the counterpart of SwiftUI's `UIViewRepresentable` (`makeUIView` / `updateUIView`).
 @MainActor

@@ -59,9 +59,12 @@ public final class HostNode: StateObservable {
     func waitUntilReady(previousEpoch: UInt64?, timeout: Duration) async throws {
         let observer = self.observer
         let process = self.process
-        try await waitUntil("\(observedName) to answer on \(controlEndpoint)", timeout: timeout, lastSeen: {
-            "observer: \(observer.connectionState), epoch \(observer.epoch)\nlast lines:\n" + process.output.suffix(10).joined(separator: "\n")
-        }) {
+        try await waitUntil(
+            "\(observedName) to answer on \(controlEndpoint)", timeout: timeout,
+            lastSeen: {
+                "observer: \(observer.connectionState), epoch \(observer.epoch)\nlast lines:\n" + process.output.suffix(10).joined(separator: "\n")
+            }
+        ) {
             guard observer.connectionState == .live else { return false }
             return previousEpoch.map { observer.epoch != $0 } ?? true
         }

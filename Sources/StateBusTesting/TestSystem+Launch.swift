@@ -24,8 +24,10 @@ public final class LaunchedTopology: Sendable {
     /// - Throws: ``WaitTimeout`` when the node does not start in time.
     public func node(_ name: String, timeout: Duration = .seconds(30)) async throws -> NodeProcess {
         let launcher = self.launcher
-        try await waitUntil("node \(name) of launch '\(launcher.file.name)' to start", timeout: timeout,
-                            lastSeen: { [self] in output.suffix(10).joined(separator: "\n") }) {
+        try await waitUntil(
+            "node \(name) of launch '\(launcher.file.name)' to start", timeout: timeout,
+            lastSeen: { [self] in output.suffix(10).joined(separator: "\n") }
+        ) {
             launcher.process(named: name) != nil
         }
         guard let process = launcher.process(named: name) else { throw LaunchError("node \(name) is not running") }

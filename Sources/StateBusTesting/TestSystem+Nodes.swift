@@ -14,10 +14,12 @@ extension TestSystem {
     /// - Returns: the host, stopped at shut-down.
     /// - Throws: what `StateHost.init` throws.
     public func startHost(_ objects: [ObjectDefinition], name: String = "host", heartbeat: Duration = .milliseconds(200)) async throws -> StateHost {
-        let host = try await StateHost(objects: objects, configuration: HostConfiguration(
-            name: name, controlEndpoint: endpoint("\(name).control"), heartbeatInterval: heartbeat,
-            persistence: .file(path("\(name).sqlite"))
-        ))
+        let host = try await StateHost(
+            objects: objects,
+            configuration: HostConfiguration(
+                name: name, controlEndpoint: endpoint("\(name).control"), heartbeatInterval: heartbeat,
+                persistence: .file(path("\(name).sqlite"))
+            ))
         return try adopt(host)
     }
 
@@ -33,13 +35,18 @@ extension TestSystem {
     /// - Returns: the host node, ended at shut-down.
     /// - Throws: ``BuiltProducts/MissingProduct`` when `statebus` is not built;
     ///   ``WaitTimeout`` with its last lines when it does not answer.
-    public func startHostProcess(object: String, properties: [String], name: String = "host", timeout: Duration = .seconds(30)) async throws -> HostNode {
+    public func startHostProcess(object: String, properties: [String], name: String = "host", timeout: Duration = .seconds(30)) async throws
+        -> HostNode
+    {
         let control = endpoint("\(name).control")
-        var arguments = ["host", "--name", name, "--control", control, "--object", object,
-                         "--heartbeat-ms", "200", "--database", path("\(name).sqlite")]
+        var arguments = [
+            "host", "--name", name, "--control", control, "--object", object,
+            "--heartbeat-ms", "200", "--database", path("\(name).sqlite")
+        ]
         for property in properties { arguments += ["--property", property] }
-        return try await startHostNode(executable: try statebusExecutable(), arguments: arguments, object: object,
-                                       control: control, name: name, timeout: timeout)
+        return try await startHostNode(
+            executable: try statebusExecutable(), arguments: arguments, object: object,
+            control: control, name: name, timeout: timeout)
     }
 
     /// Starts your own host executable as a child process, with the environment the launcher
@@ -54,13 +61,18 @@ extension TestSystem {
     ///   - timeout: how long it may take to answer.
     /// - Returns: the host node, ended at shut-down.
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not answer.
-    public func startHostNode(executable: URL, arguments: [String] = [], object: String, control: String? = nil,
-                              name: String = "host", timeout: Duration = .seconds(30)) async throws -> HostNode {
+    public func startHostNode(
+        executable: URL, arguments: [String] = [], object: String, control: String? = nil,
+        name: String = "host", timeout: Duration = .seconds(30)
+    ) async throws -> HostNode {
         let control = control ?? endpoint("\(name).control")
-        let process = try startProcess(executable: executable, arguments: arguments,
-                                       environment: nodeEnvironment(name: name, role: .host, objects: [object], control: control), name: name)
-        let observer = try adopt(try Replica(object: object, controlEndpoint: control,
-                                             configuration: ReplicaConfiguration(nodeName: "test-observer")))
+        let process = try startProcess(
+            executable: executable, arguments: arguments,
+            environment: nodeEnvironment(name: name, role: .host, objects: [object], control: control), name: name)
+        let observer = try adopt(
+            try Replica(
+                object: object, controlEndpoint: control,
+                configuration: ReplicaConfiguration(nodeName: "test-observer")))
         let node = HostNode(process: process, controlEndpoint: control, object: object, observer: observer)
         try await node.waitUntilReady(previousEpoch: nil, timeout: timeout)
         return node
@@ -80,9 +92,10 @@ extension TestSystem {
     /// - Throws: ``BuiltProducts/MissingProduct`` when `statebus` is not built;
     ///   ``WaitTimeout`` with its last lines when it does not join.
     public func startView(of object: String, at control: String, name: String, timeout: Duration = .seconds(30)) async throws -> ViewNode {
-        let process = try startProcess(executable: try statebusExecutable(),
-                                       arguments: ["watch", "--json", "--edits", "--control", control, "--object", object, "--name", name],
-                                       environment: nodeEnvironment(name: name, role: .view, objects: [object], control: control), name: name)
+        let process = try startProcess(
+            executable: try statebusExecutable(),
+            arguments: ["watch", "--json", "--edits", "--control", control, "--object", object, "--name", name],
+            environment: nodeEnvironment(name: name, role: .view, objects: [object], control: control), name: name)
         let view = ViewNode(process: process, object: object, name: name, controlEndpoint: control)
         try await view.waitUntilLive(timeout: timeout)
         return view
@@ -109,8 +122,9 @@ extension TestSystem {
     /// - Returns: the view node, ended at shut-down.
     /// - Throws: when it cannot start, or the system is shut down.
     public func startViewNode(executable: URL, arguments: [String] = [], objects: [String], control: String, name: String) throws -> ViewNode {
-        let process = try startProcess(executable: executable, arguments: arguments,
-                                       environment: nodeEnvironment(name: name, role: .view, objects: objects, control: control), name: name)
+        let process = try startProcess(
+            executable: executable, arguments: arguments,
+            environment: nodeEnvironment(name: name, role: .view, objects: objects, control: control), name: name)
         return ViewNode(process: process, object: objects.first ?? "", name: name, controlEndpoint: control)
     }
 

@@ -89,27 +89,43 @@ public final class TestSystem: Sendable {
     ///   terminated then).
     @discardableResult
     public func adopt(_ process: NodeProcess) throws -> NodeProcess {
-        try own { $0.processes.append(process) } orElse: { process.terminate(grace: .seconds(1)) }
+        try own {
+            $0.processes.append(process)
+        } orElse: {
+            process.terminate(grace: .seconds(1))
+        }
         return process
     }
 
     /// Makes this system stop `host` at shut-down.
     @discardableResult
     public func adopt(_ host: StateHost) throws -> StateHost {
-        try own { $0.hosts.append(host) } orElse: { host.stop() }
+        try own {
+            $0.hosts.append(host)
+        } orElse: {
+            host.stop()
+        }
         return host
     }
 
     /// Makes this system close `replica` at shut-down.
     @discardableResult
     public func adopt(_ replica: Replica) throws -> Replica {
-        try own { $0.replicas.append(replica) } orElse: { replica.close() }
+        try own {
+            $0.replicas.append(replica)
+        } orElse: {
+            replica.close()
+        }
         return replica
     }
 
     /// Runs `cleanup` at shut-down, before processes are ended.
     public func onShutDown(_ cleanup: @escaping @Sendable () -> Void) throws {
-        try own { $0.cleanups.append(cleanup) } orElse: { cleanup() }
+        try own {
+            $0.cleanups.append(cleanup)
+        } orElse: {
+            cleanup()
+        }
     }
 
     private func own(_ record: (inout Owned) -> Void, orElse undo: () -> Void) throws {
@@ -141,7 +157,10 @@ public final class TestSystem: Sendable {
         }
         for cleanup in taken.cleanups.reversed() { cleanup() }
         for replica in taken.replicas { replica.close() }
-        for process in taken.processes where process.isRunning { process.signal(SIGCONT); process.signal(SIGTERM) }
+        for process in taken.processes where process.isRunning {
+            process.signal(SIGCONT)
+            process.signal(SIGTERM)
+        }
         for process in taken.processes { process.terminate(grace: gracePeriod) }
         for host in taken.hosts { host.stop() }
         try? FileManager.default.removeItem(atPath: folder)

@@ -114,7 +114,8 @@ private func mismatches(_ truth: some StateObservable, _ nodes: [any StateObserv
     for node in nodes {
         let actual = await node.observedState()
         if !StateMismatch.agree(expected, actual) {
-            lines.append(StateMismatch(expectedName: truth.observedName, actualName: node.observedName, expected: expected, actual: actual).description)
+            lines.append(
+                StateMismatch(expectedName: truth.observedName, actualName: node.observedName, expected: expected, actual: actual).description)
         } else {
             lines.append("\(node.observedName): in step")
         }

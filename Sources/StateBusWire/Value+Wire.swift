@@ -78,13 +78,14 @@ extension ValueKind {
 extension ValuePath {
     /// Converts the wire form of a path.
     package init(wire: [Statebus_V1_PathComponent]) {
-        self.init(wire.map { component in
-            switch component.step {
-            case .index(let index): .index(Int(index))
-            case .key(let key): .key(key)
-            case .none: .key("")
-            }
-        })
+        self.init(
+            wire.map { component in
+                switch component.step {
+                case .index(let index): .index(Int(index))
+                case .key(let key): .key(key)
+                case .none: .key("")
+                }
+            })
     }
 
     /// The wire form of this path.

@@ -53,9 +53,12 @@ public final class AsyncSocket: Sendable {
             let socket = try Socket(context: thread.context, type: type)
             let bound = LoopBound(socket, on: thread)
             let receives = type != .pub && type != .push
-            thread.register(socket, onReadable: receives ? {
-                Self.receiveAvailable(from: socket, into: inbox, thread: thread)
-            } : nil)
+            thread.register(
+                socket,
+                onReadable: receives
+                    ? {
+                        Self.receiveAvailable(from: socket, into: inbox, thread: thread)
+                    } : nil)
             thread.onShutdown { inbox.finish() }
             return bound
         }

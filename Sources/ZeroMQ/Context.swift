@@ -50,7 +50,9 @@ public final class Context: Sendable {
 
     /// The libzmq version this process runs against, for example `(4, 3, 4)`.
     public static var libraryVersion: (major: Int32, minor: Int32, patch: Int32) {
-        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        var major: Int32 = 0
+        var minor: Int32 = 0
+        var patch: Int32 = 0
         zmq_version(&major, &minor, &patch)
         return (major, minor, patch)
     }

@@ -44,9 +44,10 @@ public final class Forwarder: Sendable {
         backendEndpoint = try backend.bind(subscribersConnectTo)
         try controlSocket.bind(control)
         let sockets = SocketHandOff(frontend: frontend, backend: backend, control: controlSocket)
-        thread = Mutex(JoinableThread(name: "zmq-forwarder") {
-            sockets.run()
-        })
+        thread = Mutex(
+            JoinableThread(name: "zmq-forwarder") {
+                sockets.run()
+            })
     }
 
     /// Stops forwarding, closes both sides and waits for the thread to end. Idempotent.

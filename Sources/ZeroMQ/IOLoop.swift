@@ -2,9 +2,9 @@ import CZeroMQ
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An I/O loop: a thread of its own that owns a set of sockets and polls them.
@@ -98,10 +98,11 @@ public final class IOLoop: Sendable {
         _ work: @escaping @Sendable (LoopThread) throws -> Result
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Result, any Error>) in
-            let accepted = enqueue(PendingWork(
-                run: { thread in continuation.resume(with: Swift.Result { try work(thread) }) },
-                cancel: { continuation.resume(throwing: IOLoopError.shutDown) }
-            ))
+            let accepted = enqueue(
+                PendingWork(
+                    run: { thread in continuation.resume(with: Swift.Result { try work(thread) }) },
+                    cancel: { continuation.resume(throwing: IOLoopError.shutDown) }
+                ))
             if !accepted { continuation.resume(throwing: IOLoopError.shutDown) }
         }
     }

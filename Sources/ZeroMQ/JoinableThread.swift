@@ -1,8 +1,9 @@
 import CZeroMQ
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A kernel thread that runs one closure and can be joined.
@@ -22,29 +23,34 @@ final class JoinableThread: Sendable {
         final class Box: Sendable {
             let name: String
             let body: @Sendable () -> Void
-            init(name: String, body: @escaping @Sendable () -> Void) { self.name = name; self.body = body }
+            init(name: String, body: @escaping @Sendable () -> Void) {
+                self.name = name
+                self.body = body
+            }
         }
         let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         #if canImport(Glibc)
-        var handle = pthread_t()
+            var handle = pthread_t()
         #else
-        var handle: pthread_t? = nil
+            var handle: pthread_t? = nil
         #endif
-        let result = pthread_create(&handle, nil, { raw in
-            #if canImport(Glibc)
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            czmq_name_thread(String(box.name.prefix(15)))
-            #else
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            #endif
-            box.body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &handle, nil,
+            { raw in
+                #if canImport(Glibc)
+                    let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                    czmq_name_thread(String(box.name.prefix(15)))
+                #else
+                    let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                #endif
+                box.body()
+                return nil
+            }, box)
         precondition(result == 0, "pthread_create failed with \(result)")
         #if canImport(Glibc)
-        thread = handle
+            thread = handle
         #else
-        thread = handle!
+            thread = handle!
         #endif
     }
 

@@ -69,7 +69,8 @@ public final class LoopThread {
     /// mark then holds the sender back).
     public func setReadingPaused(_ paused: Bool, for socket: Socket) {
         guard let index = registrations.firstIndex(where: { $0.socket === socket }),
-              registrations[index].readingPaused != paused else { return }
+            registrations[index].readingPaused != paused
+        else { return }
         registrations[index].readingPaused = paused
         pollerIsStale = true
     }

@@ -13,7 +13,7 @@ extension Socket {
         do {
             try zmqCall("receive") { zmq_msg_recv(message.pointer, handle, wait ? 0 : ZMQ_DONTWAIT) }
             return true
-        } catch where error.code == EAGAIN && !wait {
+        } catch  where error.code == EAGAIN && !wait {
             return false
         }
     }

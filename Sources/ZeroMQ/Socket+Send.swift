@@ -15,7 +15,7 @@ extension Socket {
         do {
             try zmqCall("send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
             return true
-        } catch where error.code == EAGAIN && !wait {
+        } catch  where error.code == EAGAIN && !wait {
             return false
         }
     }
@@ -43,7 +43,7 @@ extension Socket {
         do {
             try zmqCall("send") { zmq_msg_send(message.pointer, handle, flags) }
             return true
-        } catch where error.code == EAGAIN && !wait {
+        } catch  where error.code == EAGAIN && !wait {
             return false
         }
     }

@@ -1,9 +1,9 @@
 import CZeroMQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An error reported by libzmq, with the `errno` it set and libzmq's own description.

@@ -28,7 +28,8 @@ struct ConnectionOptions: ParsableArguments {
     /// `$STATEBUS_OBJECTS` (comma-separated, as the launcher injects).
     static var injectedObject: String? {
         let environment = ProcessInfo.processInfo.environment
-        return environment[EnvironmentVariableName.object] ?? environment[EnvironmentVariableName.objects]?.split(separator: ",").first.map(String.init)
+        return environment[EnvironmentVariableName.object]
+            ?? environment[EnvironmentVariableName.objects]?.split(separator: ",").first.map(String.init)
     }
 
     /// `--timeout` as a `Duration`.
@@ -37,7 +38,8 @@ struct ConnectionOptions: ParsableArguments {
     /// Rejects a missing endpoint and a timeout that is not positive, before any command runs.
     func validate() throws {
         guard !controlEndpoint.isEmpty else {
-            throw ValidationError("no host endpoint: pass --control ENDPOINT (for example ipc:///run/user/1000/statebus/demo.control) or set STATEBUS_CONTROL")
+            throw ValidationError(
+                "no host endpoint: pass --control ENDPOINT (for example ipc:///run/user/1000/statebus/demo.control) or set STATEBUS_CONTROL")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
     }

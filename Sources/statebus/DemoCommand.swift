@@ -44,7 +44,8 @@ struct DemoCommand: AsyncParsableCommand {
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
         guard DemoScenario.InteractiveApp(rawValue: app) != nil else {
-            throw ValidationError("--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
+            throw ValidationError(
+                "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
         }
     }
 
@@ -55,7 +56,8 @@ struct DemoCommand: AsyncParsableCommand {
         let scenario = DemoScenario(folder: folder, deadline: .milliseconds(Int(timeout * 1000)))
         if interactive {
             guard let app = DemoScenario.InteractiveApp(rawValue: app) else {
-                throw ValidationError("--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
+                throw ValidationError(
+                    "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
             }
             let status = try await scenario.interactive(app)
             if status != 0 { throw ExitCode(status) }

@@ -47,13 +47,26 @@ extension DemoScenario {
     static func topology(_ app: InteractiveApp, folder: String) -> (yaml: String, help: [String]) {
         switch app {
         case .sharedText:
-            let yaml = DemoTopology.sharedText(name: "interactive", folder: folder, views: ["you", "first", "second"].map { DemoTopology.View(name: $0) }, respawnViews: false)
-            return (yaml, ["You are the view 'you' of the shared-text app; 'first' and 'second' are views in other processes.",
-                           "Type a line and press Enter: it becomes the shared text, and every view shows it."])
+            let yaml = DemoTopology.sharedText(
+                name: "interactive", folder: folder, views: ["you", "first", "second"].map { DemoTopology.View(name: $0) }, respawnViews: false)
+            return (
+                yaml,
+                [
+                    "You are the view 'you' of the shared-text app; 'first' and 'second' are views in other processes.",
+                    "Type a line and press Enter: it becomes the shared text, and every view shows it."
+                ]
+            )
         case .profile:
-            let yaml = DemoTopology.profile(name: "interactive", folder: folder, views: [.init(name: "you", screen: "edit"), .init(name: "profile", screen: "profile")], respawnHost: false)
-            return (yaml, ["You are the editing view 'you' of the profile app; 'profile' shows the profile in another process.",
-                           "Type: username NAME, email ADDRESS (an address without @ is rejected by the host), toggle, retry, dismiss."])
+            let yaml = DemoTopology.profile(
+                name: "interactive", folder: folder, views: [.init(name: "you", screen: "edit"), .init(name: "profile", screen: "profile")],
+                respawnHost: false)
+            return (
+                yaml,
+                [
+                    "You are the editing view 'you' of the profile app; 'profile' shows the profile in another process.",
+                    "Type: username NAME, email ADDRESS (an address without @ is rejected by the host), toggle, retry, dismiss."
+                ]
+            )
         }
     }
 }

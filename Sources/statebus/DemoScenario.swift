@@ -20,10 +20,13 @@ struct DemoScenario {
         }
         let (stopped, stop) = AsyncStream<Void>.makeStream()
         let run = Task { try await launcher.run(until: { for await _ in stopped {} }) }
-        return (launcher, run, {
-            stop.finish()
-            launcher.shutDown()
-        })
+        return (
+            launcher, run,
+            {
+                stop.finish()
+                launcher.shutDown()
+            }
+        )
     }
 
     func node(_ launcher: Launcher, _ name: String) async throws -> NodeProcess {
@@ -99,9 +102,12 @@ struct DemoScenario {
 
     func profile() async throws -> Bool {
         emit("\n== 2. Profile: host, profile view, editing view, notification toggle ==")
-        let yaml = DemoTopology.profile(name: "profile", folder: folder, views: [
-            .init(name: "profile", screen: "profile"), .init(name: "editor", screen: "edit"), .init(name: "notifications", screen: "notifications"),
-        ], respawnHost: true)
+        let yaml = DemoTopology.profile(
+            name: "profile", folder: folder,
+            views: [
+                .init(name: "profile", screen: "profile"), .init(name: "editor", screen: "edit"),
+                .init(name: "notifications", screen: "notifications")
+            ], respawnHost: true)
         let (launcher, run, stop) = try launch(yaml, name: "profile")
         defer { stop() }
         let host = try await node(launcher, "host")
@@ -147,7 +153,7 @@ struct DemoScenario {
             ("profile", profile, marks.profile, "Notifications: \(notifications ? "on" : "off")"),
             ("editor", editor, marks.editor, "Username field: \(username)"),
             ("editor", editor, marks.editor, "Email field: \(email)"),
-            ("notifications", toggle, marks.toggle, "Notifications toggle: [\(notifications ? "x" : " ")]"),
+            ("notifications", toggle, marks.toggle, "Notifications toggle: [\(notifications ? "x" : " ")]")
         ]
         // A view already showing the value (the toggle) does not render again; the others must.
         for entry in expected where shown(entry.line.key, by: entry.process) != entry.line {

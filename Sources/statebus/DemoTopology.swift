@@ -12,21 +12,25 @@ enum DemoTopology {
     ///   - name: the launch's name, also the host's endpoint in `folder`.
     ///   - respawnViews: whether the launcher restarts a view that dies.
     static func sharedText(name: String, folder: String, views: [View], respawnViews: Bool) -> String {
-        launchFile(name: name, object: "SharedData", app: "shared-text", control: "ipc://\(folder)/\(name)",
-                   hostArguments: [], respawnHost: false, views: views, respawnViews: respawnViews)
+        launchFile(
+            name: name, object: "SharedData", app: "shared-text", control: "ipc://\(folder)/\(name)",
+            hostArguments: [], respawnHost: false, views: views, respawnViews: respawnViews)
     }
 
     /// The profile app (seeds 000 and 002): a host owning the profile, with its database in
     /// `folder` (so a respawned host restores the persisted setting), and `views`.
     static func profile(name: String, folder: String, views: [View], respawnHost: Bool) -> String {
-        launchFile(name: name, object: "Profile", app: "profile", control: "ipc://\(folder)/\(name)",
-                   hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: respawnHost, views: views, respawnViews: false)
+        launchFile(
+            name: name, object: "Profile", app: "profile", control: "ipc://\(folder)/\(name)",
+            hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: respawnHost, views: views, respawnViews: false)
     }
 
     private static let respawn = "respawn: { policy: on-failure, delay: 0.2, max: 3 }"
 
-    private static func launchFile(name: String, object: String, app: String, control: String, hostArguments: [String],
-                                   respawnHost: Bool, views: [View], respawnViews: Bool) -> String {
+    private static func launchFile(
+        name: String, object: String, app: String, control: String, hostArguments: [String],
+        respawnHost: Bool, views: [View], respawnViews: Bool
+    ) -> String {
         var lines = [
             "name: \(name)",
             "nodes:",
@@ -35,7 +39,7 @@ enum DemoTopology {
             "    objects: [\(object)]",
             "    control: \(control)",
             "    executable: statebus",
-            "    arguments: [\((["node", app, "--role", "host"] + hostArguments).joined(separator: ", "))]",
+            "    arguments: [\((["node", app, "--role", "host"] + hostArguments).joined(separator: ", "))]"
         ]
         if respawnHost { lines.append("    \(respawn)") }
         for view in views {
@@ -45,7 +49,7 @@ enum DemoTopology {
                 "    role: view",
                 "    objects: [\(object)]",
                 "    executable: statebus",
-                "    arguments: [\((["node", app, "--role", "view"] + screen).joined(separator: ", "))]",
+                "    arguments: [\((["node", app, "--role", "view"] + screen).joined(separator: ", "))]"
             ]
             if respawnViews { lines.append("    \(respawn)") }
         }

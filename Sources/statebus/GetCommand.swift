@@ -23,7 +23,8 @@ struct GetCommand: AsyncParsableCommand {
         defer { replica.close() }
         let path = try ValuePath(parsing: property)
         guard case .key(let name)? = path.components.first, let whole = replica[name] else {
-            throw ValidationError("'\(connection.objectName)' has no property '\(property)'; known: \(replica.values.keys.sorted().joined(separator: ", "))")
+            throw ValidationError(
+                "'\(connection.objectName)' has no property '\(property)'; known: \(replica.values.keys.sorted().joined(separator: ", "))")
         }
         let value = whole[ValuePath(Array(path.components.dropFirst()))] ?? .null
         emit(output.json ? ValueText.json(value) : value.description)

@@ -51,7 +51,9 @@ struct HostCommand: AsyncParsableCommand {
     var noPersistence = false
 
     func validate() throws {
-        guard !property.isEmpty else { throw ValidationError("declare at least one --property NAME:KIND[=DEFAULT], for example --property text:string=hello") }
+        guard !property.isEmpty else {
+            throw ValidationError("declare at least one --property NAME:KIND[=DEFAULT], for example --property text:string=hello")
+        }
         _ = try property.map(Self.parseProperty)
         guard heartbeatMs >= 0 else { throw ValidationError("--heartbeat-ms must be 0 or more, got \(heartbeatMs)") }
     }
@@ -102,19 +104,23 @@ struct HostCommand: AsyncParsableCommand {
             throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
         }
         let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
-        let host = try await StateHost(objects: [definition], configuration: HostConfiguration(
-            name: name,
-            controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
-            updatesEndpoint: updates,
-            heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
-            persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
-        ))
+        let host = try await StateHost(
+            objects: [definition],
+            configuration: HostConfiguration(
+                name: name,
+                controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
+                updatesEndpoint: updates,
+                heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
+                persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
+            ))
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
         let printer = Task { [printChanges, object] in
             guard printChanges else { return }
             for await _ in host.changes(of: object) {
                 let sequence = host.sequence(of: object) ?? 0
-                emit(#"{"epoch":\#(host.epoch),"object":\#(ValueText.json(.string(object))),"sequence":\#(sequence),"values":\#(ValueText.json(host.values(of: object) ?? [:]))}"#)
+                emit(
+                    #"{"epoch":\#(host.epoch),"object":\#(ValueText.json(.string(object))),"sequence":\#(sequence),"values":\#(ValueText.json(host.values(of: object) ?? [:]))}"#
+                )
             }
         }
         await stop.wait()

@@ -42,7 +42,9 @@ struct LaunchCommand: AsyncParsableCommand {
         if check {
             for node in launchFile.nodes {
                 let endpoint = node.role == .host ? " at \(launcher.controlEndpoint(of: node))" : ""
-                emit("\(node.role.rawValue) \(node.name)\(endpoint): \(node.executable) \(node.arguments.joined(separator: " ")) [respawn \(node.respawn.policy.rawValue)]")
+                emit(
+                    "\(node.role.rawValue) \(node.name)\(endpoint): \(node.executable) \(node.arguments.joined(separator: " ")) [respawn \(node.respawn.policy.rawValue)]"
+                )
             }
             return
         }

@@ -47,7 +47,9 @@ struct NodeCommand: AsyncParsableCommand {
     func run() async throws {
         var environment = EnvironmentValues.process()
         if let control { environment.controlEndpoint = control }
-        if let name { environment.nodeName = name } else if ProcessInfo.processInfo.environment[EnvironmentVariableName.node] == nil {
+        if let name {
+            environment.nodeName = name
+        } else if ProcessInfo.processInfo.environment[EnvironmentVariableName.node] == nil {
             environment.nodeName = role.rawValue
         }
         let stop = SignalTrap.stopSignals()

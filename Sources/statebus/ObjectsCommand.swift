@@ -22,12 +22,17 @@ struct ObjectsCommand: AsyncParsableCommand {
         if output.json {
             var objects: [String: Value] = [:]
             for (name, properties) in description.objects {
-                objects[name] = .list(properties.map { property in
-                    .map(["name": .string(property.name), "type": .string(property.typeName),
-                          "writable": .bool(property.isWritable), "persisted": .bool(property.isPersisted)])
-                })
+                objects[name] = .list(
+                    properties.map { property in
+                        .map([
+                            "name": .string(property.name), "type": .string(property.typeName),
+                            "writable": .bool(property.isWritable), "persisted": .bool(property.isPersisted)
+                        ])
+                    })
             }
-            emit(ValueText.json(.map(["host": .string(description.name), "epoch": .int(Int64(bitPattern: description.epoch)), "objects": .map(objects)])))
+            emit(
+                ValueText.json(
+                    .map(["host": .string(description.name), "epoch": .int(Int64(bitPattern: description.epoch)), "objects": .map(objects)])))
         } else {
             emit("host \(description.name), epoch \(description.epoch), updates at \(description.updatesEndpoint)")
             for name in description.objects.keys.sorted() {

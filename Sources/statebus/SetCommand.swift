@@ -38,7 +38,9 @@ struct SetCommand: AsyncParsableCommand {
             emit(output.json ? #"{"accepted":true,"sequence":\#(sequence)}"# : "accepted at sequence \(sequence)")
         } catch let error as StateBusError {
             if output.json {
-                emit(#"{"accepted":false,"code":\#(ValueText.json(.string(error.code.rawValue))),"message":\#(ValueText.json(.string(error.message)))}"#)
+                emit(
+                    #"{"accepted":false,"code":\#(ValueText.json(.string(error.code.rawValue))),"message":\#(ValueText.json(.string(error.message)))}"#
+                )
             } else {
                 emit("rejected: \(error)")
             }

@@ -59,7 +59,8 @@ struct SmokeCommand: AsyncParsableCommand {
         let poller = Poller()
         poller.add(pull, events: .readable)
         guard try !poller.poll(timeout: .milliseconds(Int(timeout * 1000))).isEmpty,
-              let received = try pull.tryReceive() else {
+            let received = try pull.tryReceive()
+        else {
             throw SmokeFailure(endpoint: endpoint, seconds: timeout)
         }
         print("received \"\(received.string)\" across processes over \(endpoint)")

@@ -19,8 +19,9 @@ struct StateBusCommand: AsyncParsableCommand {
               statebus smoke                      # show a message crossing two processes
             """,
         subcommands: [
-            DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self, WatchCommand.self, DumpCommand.self,
-            ObjectsCommand.self, PersistedCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self,
+            DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self,
+            WatchCommand.self, DumpCommand.self,
+            ObjectsCommand.self, PersistedCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self
         ]
     )
 }

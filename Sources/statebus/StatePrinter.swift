@@ -37,7 +37,9 @@ struct StatePrinter: Sendable {
         // One consistent read: the position and the values of the same moment.
         let state = replica.consistentState
         if json {
-            emit(#"{"connection":"\#(state.connection)","epoch":\#(state.epoch),"object":\#(ValueText.json(.string(replica.object))),"sequence":\#(state.sequence),"values":\#(ValueText.json(state.values))}"#)
+            emit(
+                #"{"connection":"\#(state.connection)","epoch":\#(state.epoch),"object":\#(ValueText.json(.string(replica.object))),"sequence":\#(state.sequence),"values":\#(ValueText.json(state.values))}"#
+            )
         } else {
             emit("\(replica.object) @ sequence \(state.sequence) (\(state.connection))")
             for name in state.values.keys.sorted() { emit("  \(name) = \(state.values[name] ?? .null)") }

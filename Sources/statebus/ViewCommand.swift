@@ -93,4 +93,3 @@ struct ViewCommand: AsyncParsableCommand {
         states.cancel()
     }
 }
-

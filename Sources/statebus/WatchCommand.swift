@@ -62,8 +62,11 @@ struct WatchCommand: AsyncParsableCommand {
                 let now = replica.connectionState
                 if now != last {
                     last = now
-                    if output.json { emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch)}"#) }
-                    else { emit("connection: \(now)") }
+                    if output.json {
+                        emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch)}"#)
+                    } else {
+                        emit("connection: \(now)")
+                    }
                     if now == .live { printer.printIfChanged(force: true) }
                 }
                 if let error = replica.lastError { FileHandle.standardError.write(Data("error: \(error)\n".utf8)) }

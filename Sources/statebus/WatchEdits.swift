@@ -36,20 +36,34 @@ enum WatchEdits {
                 Task { [number, target = target.description] in
                     do {
                         let sequence = try await receipt.accepted()
-                        report(line: number, json: json, fields: [("event", "\"write\""), ("property", ValueText.json(.string(target))), ("accepted", "true"), ("sequence", "\(sequence)")],
-                               text: "\(target): accepted at sequence \(sequence)")
+                        report(
+                            line: number, json: json,
+                            fields: [
+                                ("event", "\"write\""), ("property", ValueText.json(.string(target))), ("accepted", "true"),
+                                ("sequence", "\(sequence)")
+                            ],
+                            text: "\(target): accepted at sequence \(sequence)")
                     } catch let error as StateBusError {
-                        report(line: number, json: json, fields: [("event", "\"write\""), ("property", ValueText.json(.string(target))), ("accepted", "false"),
-                                                                   ("code", "\"\(error.code)\""), ("message", ValueText.json(.string(error.message)))],
-                               text: "\(target): rejected: \(error)")
+                        report(
+                            line: number, json: json,
+                            fields: [
+                                ("event", "\"write\""), ("property", ValueText.json(.string(target))), ("accepted", "false"),
+                                ("code", "\"\(error.code)\""), ("message", ValueText.json(.string(error.message)))
+                            ],
+                            text: "\(target): rejected: \(error)")
                     } catch {
-                        report(line: number, json: json, fields: [("event", "\"write\""), ("accepted", "false"), ("code", "\"other\""), ("message", ValueText.json(.string("\(error)")))],
-                               text: "\(target): failed: \(error)")
+                        report(
+                            line: number, json: json,
+                            fields: [
+                                ("event", "\"write\""), ("accepted", "false"), ("code", "\"other\""), ("message", ValueText.json(.string("\(error)")))
+                            ],
+                            text: "\(target): failed: \(error)")
                     }
                 }
             } catch {
-                report(line: number, json: json, fields: [("event", "\"error\""), ("message", ValueText.json(.string("\(error)")))],
-                       text: "error on input line \(number): \(error)")
+                report(
+                    line: number, json: json, fields: [("event", "\"error\""), ("message", ValueText.json(.string("\(error)")))],
+                    text: "error on input line \(number): \(error)")
             }
         }
     }

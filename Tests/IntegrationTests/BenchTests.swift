@@ -39,7 +39,10 @@ struct BenchTests {
         #expect(status == 0, "bench exited \(status):\n\(output.suffix(30).joined(separator: "\n"))")
         // A figure is present for every check that passed, and absent figures say why.
         let rows = try #require(report["rows"] as? [[String: Any]])
-        #expect(rows.contains { ($0["measure"] as? String)?.hasPrefix("updates/s at each view (slowest), Int, 1 view") == true && $0["statebus"] is Double })
+        #expect(
+            rows.contains {
+                ($0["measure"] as? String)?.hasPrefix("updates/s at each view (slowest), Int, 1 view") == true && $0["statebus"] is Double
+            })
         for row in rows where row["statebus"] == nil {
             #expect((row["note"] as? String)?.isEmpty == false, "row without figure or reason: \(row)")
         }

@@ -13,10 +13,12 @@ struct CrashSafetyTests {
         let control = "ipc://\(folder)/control"
         let database = "\(folder)/counter.sqlite"
         let statebus = try BuiltProducts.executable("statebus")
-        let host = try NodeProcess(executable: statebus, arguments: [
-            "host", "--control", control, "--object", "Counter", "--property", "count:int~=0",
-            "--database", database, "--heartbeat-ms", "200",
-        ], name: "host")
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "host", "--control", control, "--object", "Counter", "--property", "count:int~=0",
+                "--database", database, "--heartbeat-ms", "200"
+            ], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
         let replica = try Replica(object: "Counter", controlEndpoint: control)

@@ -9,7 +9,9 @@ struct DemoTests {
         let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo"], name: "demo")
         defer { demo.terminate() }
         // Either verdict ends the wait: a failing demo fails the test at once, with its output.
-        try await demo.waitForLine("the convergence verdict", timeout: .seconds(90)) { $0.contains("converged on its host") || $0.contains("did not converge") }
+        try await demo.waitForLine("the convergence verdict", timeout: .seconds(90)) {
+            $0.contains("converged on its host") || $0.contains("did not converge")
+        }
         #expect(try demo.waitForExit() == 0, "\(demo.output.suffix(20))")
         let output = demo.output
         #expect(output.contains("every node converged on its host's state"))
@@ -36,7 +38,9 @@ struct DemoTests {
         try await terminal.waitForLine("the prompt", timeout: .seconds(60)) { $0.contains("Type a line and press Enter") }
         terminal.send(line: "typed at the terminal")
         for view in ["you", "first", "second"] {
-            try await terminal.waitForLine("\(view) showing the typed line") { $0.contains("\(view) | [\(view)] \(view) view: typed at the terminal") }
+            try await terminal.waitForLine("\(view) showing the typed line") {
+                $0.contains("\(view) | [\(view)] \(view) view: typed at the terminal")
+            }
         }
         terminal.send(line: "quit")
         #expect(try terminal.waitForExit(timeout: .seconds(60)) == 0, "\(terminal.output.suffix(10))")
@@ -48,14 +52,18 @@ struct DemoTests {
         let folder = "/tmp/sbv-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let statebus = try BuiltProducts.executable("statebus")
-        let host = try NodeProcess(executable: statebus, arguments: [
-            "host", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count:int=0", "--property", "label:string!=fixed",
-        ], name: "host")
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "host", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count:int=0", "--property", "label:string!=fixed"
+            ], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let view = try NodeProcess(executable: statebus, arguments: [
-            "view", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count", "--json-input", "--name", "pad",
-        ], name: "view")
+        let view = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "view", "--control", "ipc://\(folder)/c", "--object", "Counter", "--property", "count", "--json-input", "--name", "pad"
+            ], name: "view")
         defer { view.terminate() }
         try await view.waitForLine("live") { $0 == "[pad] live" }
         view.send(line: "41")

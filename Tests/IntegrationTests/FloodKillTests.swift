@@ -23,10 +23,13 @@ struct FloodKillTests {
         let control = "ipc://\(folder)/control"
         let statebus = try BuiltProducts.executable("statebus")
         let flood = try BuiltProducts.executable("statebus-flood")
-        let host = try NodeProcess(executable: statebus, arguments: [
-            "host", "--control", control, "--object", "Counter", "--property", "count:int=0",
-            "--property", "label:string!=intact", "--no-persistence",
-        ], environment: ["SWIFT_BACKTRACE": "enable=no"], name: "host")  // an abort ends it at once, as SIGABRT (134), with no backtracer holding its output open
+        // An abort ends the host at once, as SIGABRT (134), with no backtracer holding its output open.
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "host", "--control", control, "--object", "Counter", "--property", "count:int=0",
+                "--property", "label:string!=intact", "--no-persistence"
+            ], environment: ["SWIFT_BACKTRACE": "enable=no"], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
 
@@ -44,9 +47,11 @@ struct FloodKillTests {
                 view?.terminate(grace: .seconds(1))
             }
             if cycle % 3 == 0 {
-                let edits = try NodeProcess(executable: statebus, arguments: [
-                    "watch", "--json", "--edits", "--control", control, "--object", "Counter",
-                ], name: "view")
+                let edits = try NodeProcess(
+                    executable: statebus,
+                    arguments: [
+                        "watch", "--json", "--edits", "--control", control, "--object", "Counter"
+                    ], name: "view")
                 view = edits
                 try await edits.waitForLine("the view live") { $0.contains(#""connection":"live""#) }
                 for value in 1...2_000 { edits.send(line: "count \(value)") }
@@ -66,9 +71,10 @@ struct FloodKillTests {
         }
 
         let survived = host.isRunning
-        print("flood-kill: \(cycles) cycles, \(kills.heartbeats + kills.plain + kills.views) clients killed mid-flood "
-              + "(\(kills.heartbeats) with ZMTP heartbeats, \(kills.plain) without, \(kills.views) statebus views); "
-              + "host survived: \(survived ? "yes" : "no")")
+        print(
+            "flood-kill: \(cycles) cycles, \(kills.heartbeats + kills.plain + kills.views) clients killed mid-flood "
+                + "(\(kills.heartbeats) with ZMTP heartbeats, \(kills.plain) without, \(kills.views) statebus views); "
+                + "host survived: \(survived ? "yes" : "no")")
         #expect(survived, "the host died during the cycles; its last lines:\n\(host.output.suffix(10).joined(separator: "\n"))")
         #expect(cycles >= 10, "only \(cycles) cycles ran within the time bound")
         try #require(survived)

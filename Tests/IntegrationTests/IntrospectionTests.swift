@@ -12,12 +12,16 @@ private struct Person: Codable, Sendable {
 /// `statebus get`, `set`, `watch`, `dump` and `objects`, run as processes against a live host.
 @Suite("statebus get, set, watch, dump and objects against a live host")
 struct IntrospectionTests {
-    static let profile = ObjectDefinition("Profile", properties: [
-        PropertyDefinition("user", default: Person(username: "anna", email: "anna@example.com"), validate: { person in
-            person.email.contains("@") ? nil : "'\(person.email)' is not an email address: it needs an @"
-        }),
-        PropertyDefinition("isLoading", default: false, writable: false),
-    ])
+    static let profile = ObjectDefinition(
+        "Profile",
+        properties: [
+            PropertyDefinition(
+                "user", default: Person(username: "anna", email: "anna@example.com"),
+                validate: { person in
+                    person.email.contains("@") ? nil : "'\(person.email)' is not an email address: it needs an @"
+                }),
+            PropertyDefinition("isLoading", default: false, writable: false)
+        ])
 
     /// Runs `statebus ARGUMENTS` to its end.
     static func statebus(_ arguments: [String], in system: TestSystem) throws -> (status: Int32, output: [String]) {
@@ -41,7 +45,9 @@ struct IntrospectionTests {
             // and nothing changed.
             run = try Self.statebus(["set"] + at + ["user.email", #""no-at-sign""#], in: system)
             #expect(run.status != 0)
-            #expect(run.output.contains { $0.contains("rejected: validationFailed") && $0.contains("'no-at-sign' is not an email address") }, "\(run.output)")
+            #expect(
+                run.output.contains { $0.contains("rejected: validationFailed") && $0.contains("'no-at-sign' is not an email address") },
+                "\(run.output)")
             run = try Self.statebus(["set"] + at + ["isLoading", "true", "--json"], in: system)
             #expect(run.status != 0)
             #expect(run.output.contains { $0.hasPrefix(#"{"accepted":false,"code":"readOnly""#) }, "\(run.output)")
@@ -74,8 +80,9 @@ struct IntrospectionTests {
     func watch() async throws {
         try await withTestSystem { system in
             let host = try await system.startHost([Self.profile])
-            let watcher = try system.startProcess(executable: system.statebus,
-                                                  arguments: ["watch", "--control", host.controlEndpoint, "--object", "Profile"], name: "watch")
+            let watcher = try system.startProcess(
+                executable: system.statebus,
+                arguments: ["watch", "--control", host.controlEndpoint, "--object", "Profile"], name: "watch")
             try await watcher.waitForLine("the first state") { $0.hasPrefix("Profile @ sequence 0 (live)") }
             try host.update("isLoading", to: true, in: "Profile")
             try await watcher.waitForLine("the host's change") { $0 == "  isLoading = true" }

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("statebus launch")
@@ -72,10 +72,12 @@ struct LaunchTests {
         let file = try LaunchFile.load(path: try write(topology))
         let asked = Recorder()
         let printed = Recorder()
-        let launcher = Launcher(file: file, statebus: try BuiltProducts.executable("statebus"), readiness: { endpoint, timeout in
-            asked.append("\(endpoint) within \(timeout)")
-            throw CancellationError()
-        }, output: { printed.append($0) })
+        let launcher = Launcher(
+            file: file, statebus: try BuiltProducts.executable("statebus"),
+            readiness: { endpoint, timeout in
+                asked.append("\(endpoint) within \(timeout)")
+                throw CancellationError()
+            }, output: { printed.append($0) })
         let error = await #expect(throws: LaunchError.self) { try await launcher.run(until: {}) }
         #expect(asked.lines == ["ipc://\(folder)/control within \(Duration.seconds(20))"])
         #expect(error?.description.contains("host 'host' did not answer on ipc://\(folder)/control") == true)
@@ -99,7 +101,8 @@ struct LaunchTests {
 
     @Test("a node that fails makes the launcher fail")
     func failureExitCode() async throws {
-        let path = try write("""
+        let path = try write(
+            """
             name: failing
             nodes:
               - name: host
@@ -121,15 +124,23 @@ struct LaunchTests {
         #expect(!Self.isAlive(host))
     }
 
-    @Test("malformed launch files are refused with file, line and field, before anything starts", arguments: [
-        ("name: x\nnodes: []\n", ":2: nodes: expected a non-empty list of nodes"),
-        ("nodes:\n  - name: a\n    role: boss\n    executable: x\n", ":3: nodes[0].role: expected host or view"),
-        ("nodes:\n  - name: a\n    role: host\n    executable: x\n    colour: red\n", ":5: nodes[0].colour: unknown field"),
-        ("nodes:\n  - name: a\n    role: host\n    executable: x\n  - name: a\n    role: host\n    executable: x\n", ":5: nodes[1].name: the name 'a' is used twice"),
-        ("nodes:\n  - name: v\n    role: view\n    executable: x\n", "nodes[0].host: say which host this view uses"),
-        ("nodes:\n  - name: a\n    role: host\n    executable: x\n    respawn: { policy: sometimes }\n", ":5: nodes[0].respawn.policy: expected never, on-failure or always"),
-        ("nodes: [\n", "not valid YAML"),
-    ])
+    @Test(
+        "malformed launch files are refused with file, line and field, before anything starts",
+        arguments: [
+            ("name: x\nnodes: []\n", ":2: nodes: expected a non-empty list of nodes"),
+            ("nodes:\n  - name: a\n    role: boss\n    executable: x\n", ":3: nodes[0].role: expected host or view"),
+            ("nodes:\n  - name: a\n    role: host\n    executable: x\n    colour: red\n", ":5: nodes[0].colour: unknown field"),
+            (
+                "nodes:\n  - name: a\n    role: host\n    executable: x\n  - name: a\n    role: host\n    executable: x\n",
+                ":5: nodes[1].name: the name 'a' is used twice"
+            ),
+            ("nodes:\n  - name: v\n    role: view\n    executable: x\n", "nodes[0].host: say which host this view uses"),
+            (
+                "nodes:\n  - name: a\n    role: host\n    executable: x\n    respawn: { policy: sometimes }\n",
+                ":5: nodes[0].respawn.policy: expected never, on-failure or always"
+            ),
+            ("nodes: [\n", "not valid YAML")
+        ])
     func malformed(yaml: String, expected: String) throws {
         let error = try #require(throws: LaunchFileError.self) { try LaunchFile.parse(yaml, path: "bad.yaml") }
         #expect(error.description.contains(expected), "got: \(error)")

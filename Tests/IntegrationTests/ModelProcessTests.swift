@@ -10,14 +10,21 @@ struct ModelProcessTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let control = "ipc://\(folder)/profile"
         let statebus = try BuiltProducts.executable("statebus")
-        let host = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--role", "host", "--control", control, "--database", "\(folder)/profile.sqlite"], name: "host")
+        let host = try NodeProcess(
+            executable: statebus, arguments: ["node", "profile", "--role", "host", "--control", control, "--database", "\(folder)/profile.sqlite"],
+            name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let first = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--screen", "edit", "--name", "first"],
-                                    environment: ["STATEBUS_CONTROL": control], name: "first")
-        let second = try NodeProcess(executable: statebus, arguments: ["node", "profile", "--screen", "edit", "--name", "second"],
-                                     environment: ["STATEBUS_CONTROL": control], name: "second")
-        defer { first.terminate(); second.terminate() }
+        let first = try NodeProcess(
+            executable: statebus, arguments: ["node", "profile", "--screen", "edit", "--name", "first"],
+            environment: ["STATEBUS_CONTROL": control], name: "first")
+        let second = try NodeProcess(
+            executable: statebus, arguments: ["node", "profile", "--screen", "edit", "--name", "second"],
+            environment: ["STATEBUS_CONTROL": control], name: "second")
+        defer {
+            first.terminate()
+            second.terminate()
+        }
         for view in [first, second] {
             try await view.waitForLine("the first render") { $0.contains("Username field: anna") }
         }

@@ -4,7 +4,7 @@ import StateBusTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A view and its host in two network namespaces joined by a veth pair (issue 12, item 8):
@@ -29,16 +29,20 @@ struct PartitionTests {
         let statebus = try BuiltProducts.executable("statebus").path
         // The namespaces are ours alone, so fixed ports cannot collide with anything.
         let control = "tcp://\(link.hostAddress):7000"
-        let host = try link.run(in: link.hostNamespace, name: "host", [
-            statebus, "host", "--control", control, "--updates", "tcp://\(link.hostAddress):7001",
-            "--object", "Counter", "--property", "count:int=0", "--no-persistence", "--print-changes",
-            "--heartbeat-ms", "\(Self.heartbeatMilliseconds)",
-        ])
+        let host = try link.run(
+            in: link.hostNamespace, name: "host",
+            [
+                statebus, "host", "--control", control, "--updates", "tcp://\(link.hostAddress):7001",
+                "--object", "Counter", "--property", "count:int=0", "--no-persistence", "--print-changes",
+                "--heartbeat-ms", "\(Self.heartbeatMilliseconds)"
+            ])
         defer { host.terminate() }
         try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
-        let view = try link.run(in: link.viewNamespace, name: "view", [
-            statebus, "watch", "--json", "--edits", "--control", control, "--object", "Counter",
-        ])
+        let view = try link.run(
+            in: link.viewNamespace, name: "view",
+            [
+                statebus, "watch", "--json", "--edits", "--control", control, "--object", "Counter"
+            ])
         defer { view.terminate() }
         try await view.waitForLine("the view live across the link") { $0.contains(#""connection":"live""#) }
 
@@ -46,7 +50,9 @@ struct PartitionTests {
         var mark = view.lineCount
         try link.set(up: false)
         let cut = ContinuousClock.now
-        try await view.waitForLine("the view stale", after: mark, timeout: .seconds(20)) { $0.contains(#""event":"connection","connection":"stale""#) }
+        try await view.waitForLine("the view stale", after: mark, timeout: .seconds(20)) {
+            $0.contains(#""event":"connection","connection":"stale""#)
+        }
         let staleAfter = ContinuousClock.now - cut
         #expect(staleAfter <= Self.staleAfter + Self.slack, "stale \(staleAfter) after the cut; documented: \(Self.staleAfter)")
 
@@ -55,10 +61,14 @@ struct PartitionTests {
         // of issue 12, item 1 will make it fail with timedOut instead, past its deadline).
         mark = view.lineCount
         view.send(line: "count 42")
-        try await view.waitForLine("the optimistic value while stale", after: mark) { $0.contains(#""connection":"stale""#) && $0.contains(#""count":42"#) }
+        try await view.waitForLine("the optimistic value while stale", after: mark) {
+            $0.contains(#""connection":"stale""#) && $0.contains(#""count":42"#)
+        }
         // An absence can only be observed over a window: longer than a re-join attempt (2 s),
         // so the replica has tried the host again, cut off, at least once.
-        let outcome = try? await view.waitForLine("an answer during the partition", after: mark, timeout: .seconds(3)) { $0.contains(#""event":"write""#) }
+        let outcome = try? await view.waitForLine("an answer during the partition", after: mark, timeout: .seconds(3)) {
+            $0.contains(#""event":"write""#)
+        }
         #expect(outcome == nil, "a write was answered across a cut link: \(outcome ?? "")")
         #expect(!host.output.contains { $0.contains(#""count":42"#) }, "the host saw the write across a cut link")
 
@@ -67,11 +77,14 @@ struct PartitionTests {
         let healed = ContinuousClock.now
         let answer = try await view.waitForLine("the write's answer", after: mark, timeout: .seconds(30)) { $0.contains(#""event":"write""#) }
         #expect(answer.contains(#""accepted":true"#), "the queued write was refused: \(answer)")
-        try await view.waitForLine("the view live with the value", after: mark, timeout: .seconds(30)) { $0.contains(#""connection":"live""#) && $0.contains(#""count":42"#) }
+        try await view.waitForLine("the view live with the value", after: mark, timeout: .seconds(30)) {
+            $0.contains(#""connection":"live""#) && $0.contains(#""count":42"#)
+        }
         try await host.waitForLine("the host holding the value") { $0.contains(#""count":42"#) }
         let converged = ContinuousClock.now - healed
-        print("partition: stale \(staleAfter) after the cut (documented \(Self.staleAfter)); write during the partition: queued, no answer for 3 s; "
-              + "answered and converged \(converged) after the link returned")
+        print(
+            "partition: stale \(staleAfter) after the cut (documented \(Self.staleAfter)); write during the partition: queued, no answer for 3 s; "
+                + "answered and converged \(converged) after the link returned")
     }
 }
 
@@ -92,14 +105,17 @@ struct Link {
             print("partition test skipped: network namespaces need root (running as uid \(geteuid()))")
             return nil
         }
-        guard let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].map(URL.init(fileURLWithPath:))
-            .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        guard
+            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].map(URL.init(fileURLWithPath:))
+                .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
+        else {
             print("partition test skipped: no `ip` command (install iproute2)")
             return nil
         }
         let id = UUID().uuidString.prefix(8).lowercased()
-        let link = Link(hostNamespace: "sbp-\(id)-h", viewNamespace: "sbp-\(id)-v",
-                        hostInterface: "sbh\(id)", viewInterface: "sbv\(id)", ip: ip)
+        let link = Link(
+            hostNamespace: "sbp-\(id)-h", viewNamespace: "sbp-\(id)-v",
+            hostInterface: "sbh\(id)", viewInterface: "sbv\(id)", ip: ip)
         do {
             try link.ip("netns", "add", link.hostNamespace)
         } catch {
@@ -109,8 +125,10 @@ struct Link {
         do {
             try link.ip("netns", "add", link.viewNamespace)
             try link.ip("link", "add", link.hostInterface, "type", "veth", "peer", "name", link.viewInterface)
-            for (interface, namespace, address) in [(link.hostInterface, link.hostNamespace, link.hostAddress),
-                                                    (link.viewInterface, link.viewNamespace, link.viewAddress)] {
+            for (interface, namespace, address) in [
+                (link.hostInterface, link.hostNamespace, link.hostAddress),
+                (link.viewInterface, link.viewNamespace, link.viewAddress)
+            ] {
                 try link.ip("link", "set", interface, "netns", namespace)
                 try link.ip("-n", namespace, "addr", "add", "\(address)/30", "dev", interface)
                 try link.ip("-n", namespace, "link", "set", interface, "up")

@@ -16,12 +16,15 @@ struct PersistenceProcessTests {
     /// tests run as root, since root writes through file permissions.
     static func host(database: String, control: String, unprivileged: Bool = false) throws -> NodeProcess {
         let statebus = try BuiltProducts.executable("statebus")
-        let arguments = ["host", "--control", control, "--object", "Counter", "--property", "count:int~=0",
-                         "--property", "label:string=unsaved", "--database", database, "--heartbeat-ms", "200"]
+        let arguments = [
+            "host", "--control", control, "--object", "Counter", "--property", "count:int~=0",
+            "--property", "label:string=unsaved", "--database", database, "--heartbeat-ms", "200"
+        ]
         guard unprivileged, getuid() == 0 else { return try NodeProcess(executable: statebus, arguments: arguments, name: "host") }
         let setpriv = URL(fileURLWithPath: "/usr/bin/setpriv")
         try #require(FileManager.default.isExecutableFile(atPath: setpriv.path), "setpriv (util-linux) runs the host as nobody")
-        return try NodeProcess(executable: setpriv, arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", statebus.path] + arguments, name: "host")
+        return try NodeProcess(
+            executable: setpriv, arguments: ["--reuid=65534", "--regid=65534", "--clear-groups", statebus.path] + arguments, name: "host")
     }
 
     /// Waits for a host that must refuse to start, and returns what it printed.
@@ -85,7 +88,8 @@ struct PersistenceProcessTests {
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
         for (property, value) in [("count", "42"), ("label", #""saved""#)] {
-            let set = try NodeProcess(executable: statebus, arguments: ["set", "--control", control, "--object", "Counter", property, value], name: "set")
+            let set = try NodeProcess(
+                executable: statebus, arguments: ["set", "--control", control, "--object", "Counter", property, value], name: "set")
             defer { set.terminate() }
             #expect(try set.waitForExit() == 0, "\(set.output)")
         }

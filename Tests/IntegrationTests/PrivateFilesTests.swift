@@ -15,8 +15,9 @@ struct PrivateFilesTests {
     }
 
     static func statebus(_ arguments: [String], runtime: String, name: String) throws -> NodeProcess {
-        try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments,
-                        environment: ["XDG_RUNTIME_DIR": runtime], name: name)
+        try NodeProcess(
+            executable: try BuiltProducts.executable("statebus"), arguments: arguments,
+            environment: ["XDG_RUNTIME_DIR": runtime], name: name)
     }
 
     static func host(runtime: String, extra: [String] = ["--no-persistence"]) throws -> NodeProcess {
@@ -52,8 +53,9 @@ struct PrivateFilesTests {
         #expect(!hostOutput.contains("ready "))
 
         // A client does not talk to a socket in such a folder either: it could be anyone's.
-        let get = try Self.statebus(["get", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "--timeout", "60", "count"],
-                                    runtime: base, name: "get")
+        let get = try Self.statebus(
+            ["get", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "--timeout", "60", "count"],
+            runtime: base, name: "get")
         let getOutput = try Self.failure(of: get)
         #expect(getOutput.contains(folder), "\(getOutput)")
         #expect(getOutput.contains("chmod 700"), "\(getOutput)")
@@ -79,8 +81,9 @@ struct PrivateFilesTests {
         let base = try Self.runtimeBase()
         defer { try? FileManager.default.removeItem(atPath: base) }
         let database = "\(base)/state/counter.sqlite"
-        let host = try Self.statebus(["host", "--object", "Counter", "--property", "count:int~=0", "--database", database],
-                                     runtime: base, name: "host")
+        let host = try Self.statebus(
+            ["host", "--object", "Counter", "--property", "count:int~=0", "--database", database],
+            runtime: base, name: "host")
         defer { host.terminate() }
         try await host.waitForLine("the ready line", timeout: .seconds(60)) { $0.hasPrefix("ready ") }
         let folder = "\(base)/statebus"
@@ -90,8 +93,9 @@ struct PrivateFilesTests {
         #expect(Self.mode("\(base)/state") == 0o700)
 
         // A durable write makes SQLite create its WAL file: it gets the database's mode.
-        let set = try Self.statebus(["set", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "count", "5"],
-                                    runtime: base, name: "set")
+        let set = try Self.statebus(
+            ["set", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "count", "5"],
+            runtime: base, name: "set")
         defer { set.terminate() }
         #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
         for file in [database, database + "-wal", database + ".lock"] {

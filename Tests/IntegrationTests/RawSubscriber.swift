@@ -31,7 +31,9 @@ final class RawSubscriber {
         greeting += [UInt8](repeating: 0, count: 32)
         // READY command with Socket-Type SUB.
         let ready: [UInt8] = [5] + Array("READY".utf8) + [11] + Array("Socket-Type".utf8) + [0, 0, 0, 3] + Array("SUB".utf8)
-        guard write(greeting + [0x04, UInt8(ready.count)] + ready) else { throw RawSubscriberError("the host closed the connection during the greeting") }
+        guard write(greeting + [0x04, UInt8(ready.count)] + ready) else {
+            throw RawSubscriberError("the host closed the connection during the greeting")
+        }
         // As libzmq's own peers do, send nothing more before the host's greeting and READY
         // (whose Socket-Type is XPUB) arrived: libzmq 4.3.4 with ZMQ_MAXMSGSIZE set closes a
         // connection whose first message arrives in the same read as the greeting.
@@ -88,7 +90,11 @@ final class RawSubscriber {
             let count = recv(descriptor, &buffer, buffer.count, 0)
             guard count > 0 else { return false }
             received += buffer[0..<count]
-            if received.count >= needle.count, (0...(received.count - needle.count)).contains(where: { received[$0..<($0 + needle.count)].elementsEqual(needle) }) { return true }
+            if received.count >= needle.count,
+                (0...(received.count - needle.count)).contains(where: { received[$0..<($0 + needle.count)].elementsEqual(needle) })
+            {
+                return true
+            }
         }
         return false
     }
@@ -128,8 +134,9 @@ enum ProcessMemory {
 
     private static func field(_ name: String, _ pid: Int32) -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(name):") }),
-              let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) else { return nil }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(name):") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return nil }
         return kilobytes / 1024
     }
 }

@@ -4,7 +4,7 @@ import StateBusTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Recovery is automatic (issue 12, item 2): a host in a launch file restarts on failure
@@ -20,20 +20,20 @@ struct RecoveryTests {
     func topology(hostRespawn: String?) throws -> String {
         let path = "\(folder)/launch.yaml"
         try """
-            name: recovery
-            nodes:
-              - name: host
-                role: host
-                objects: [Counter]
-                control: ipc://\(folder)/control
-                executable: statebus
-                arguments: [host, --object, Counter, --property, "count:int=0", --no-persistence, --heartbeat-ms, "200"]
-            \(hostRespawn.map { "    respawn: \($0)\n" } ?? "")  - name: watcher
-                role: view
-                objects: [Counter]
-                executable: statebus
-                arguments: [watch, --json]
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        name: recovery
+        nodes:
+          - name: host
+            role: host
+            objects: [Counter]
+            control: ipc://\(folder)/control
+            executable: statebus
+            arguments: [host, --object, Counter, --property, "count:int=0", --no-persistence, --heartbeat-ms, "200"]
+        \(hostRespawn.map { "    respawn: \($0)\n" } ?? "")  - name: watcher
+            role: view
+            objects: [Counter]
+            executable: statebus
+            arguments: [watch, --json]
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
     }
 
@@ -44,13 +44,15 @@ struct RecoveryTests {
     /// The epoch of a `watch --json` line that shows the view live, if it is one.
     static func liveEpoch(_ line: String) -> String? {
         guard line.hasPrefix("watcher | "), line.contains(#""connection":"live""#),
-              let range = line.range(of: #""epoch":"#) else { return nil }
+            let range = line.range(of: #""epoch":"#)
+        else { return nil }
         return String(line[range.upperBound...].prefix { $0.isNumber })
     }
 
     @Test("a file that says nothing: hosts respawn on failure, views do not; a partial mapping keeps the host's policy")
     func defaults() throws {
-        let file = try LaunchFile.parse("""
+        let file = try LaunchFile.parse(
+            """
             nodes:
               - { name: host, role: host, executable: statebus }
               - { name: view, role: view, host: host, executable: statebus }
@@ -105,9 +107,12 @@ struct RecoveryTests {
         let took = ContinuousClock.now - killed
         let verdict = launcher.output.first { $0.contains("launch: host 'host' died for good") }
         #expect(status == 1, "the launcher exited \(status) after its host died for good")
-        #expect(verdict?.contains("exit status 137 (signal 9)") == true && verdict?.contains("gave up after 1 restarts") == true,
-                "no line says which host died and why: \(launcher.output.suffix(8))")
+        #expect(
+            verdict?.contains("exit status 137 (signal 9)") == true && verdict?.contains("gave up after 1 restarts") == true,
+            "no line says which host died and why: \(launcher.output.suffix(8))")
         #expect(!LaunchTests.isAlive(view), "the view outlived its launcher")
-        print("recovery: host killed twice (max 1 restart); launcher exited \(status) \(String(format: "%.1f s", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)) after the second kill: \(verdict ?? "no verdict")")
+        print(
+            "recovery: host killed twice (max 1 restart); launcher exited \(status) \(String(format: "%.1f s", Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18)) after the second kill: \(verdict ?? "no verdict")"
+        )
     }
 }

@@ -15,7 +15,9 @@ private let pythonClientAvailable: Bool = {
 
 @Suite("A client written from proto/PROTOCOL.md alone")
 struct ThirdPartyClientTests {
-    @Test("the Python client in PROTOCOL.md joins, writes, and sees its echo", .enabled(if: pythonClientAvailable, "needs protoc, python3, pyzmq and protobuf"))
+    @Test(
+        "the Python client in PROTOCOL.md joins, writes, and sees its echo",
+        .enabled(if: pythonClientAvailable, "needs protoc, python3, pyzmq and protobuf"))
     func pythonClient() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let folder = "/tmp/sbpy-\(UUID().uuidString.prefix(8))"
@@ -31,17 +33,22 @@ struct ThirdPartyClientTests {
             """
         try client.write(toFile: "\(folder)/client.py", atomically: true, encoding: .utf8)
         let statebus = try BuiltProducts.executable("statebus")
-        let host = try NodeProcess(executable: statebus, arguments: [
-            "host", "--control", "ipc://\(folder)/control", "--object", "SharedData", "--property", "sharedText:string=Hello",
-        ], name: "host")
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "host", "--control", "ipc://\(folder)/control", "--object", "SharedData", "--property", "sharedText:string=Hello"
+            ], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let protoc = try NodeProcess(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: [
-            "protoc", "--python_out=\(folder)", "-I", root.appendingPathComponent("proto").path, "statebus.proto",
-        ], name: "protoc")
+        let protoc = try NodeProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            arguments: [
+                "protoc", "--python_out=\(folder)", "-I", root.appendingPathComponent("proto").path, "statebus.proto"
+            ], name: "protoc")
         #expect(try protoc.waitForExit() == 0, "\(protoc.output)")
-        let python = try NodeProcess(executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", "\(folder)/client.py"],
-                                     environment: ["PYTHONPATH": folder], name: "python")
+        let python = try NodeProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", "\(folder)/client.py"],
+            environment: ["PYTHONPATH": folder], name: "python")
         defer { python.terminate() }
         #expect(try python.waitForExit(timeout: .seconds(60)) == 0, "\(python.output)")
         #expect(python.output.contains("final hi 1"), "\(python.output)")

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import StateBusTesting
+import Testing
 import ZeroMQ
 
 @Suite("Messages cross real processes")
@@ -18,7 +18,12 @@ struct TwoProcessTests {
         child.executableURL = try BuiltProducts.executable("statebus")
         child.arguments = ["smoke", "--send-to", endpoint, "--message", "cross-process"]
         try child.run()
-        defer { if child.isRunning { child.terminate(); child.waitUntilExit() } }
+        defer {
+            if child.isRunning {
+                child.terminate()
+                child.waitUntilExit()
+            }
+        }
 
         let poller = Poller()
         poller.add(pull, events: .readable)
@@ -37,7 +42,12 @@ struct TwoProcessTests {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        defer {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+        }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)

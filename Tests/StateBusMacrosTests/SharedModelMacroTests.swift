@@ -12,7 +12,7 @@ private let macros: [String: any Macro.Type] = [
     "Local": MarkerMacro.self,
     "HostOnly": MarkerMacro.self,
     "Persisted": MarkerMacro.self,
-    "Validate": MarkerMacro.self,
+    "Validate": MarkerMacro.self
 ]
 
 /// Expands the macros in `source`; returns the expanded text and the diagnostics' messages.
@@ -62,7 +62,10 @@ struct SharedModelMacroTests {
     func codingFailuresAreReported() {
         let code = squeeze(expand(Self.model).text)
         #expect(!code.contains("try?"))
-        #expect(code.contains(#"do { values["email"] = try StateBusWire.ValueEncoder().encode(_email) } catch { _$bus._$codingFailed("email", of: Self.objectName, decoding: false, error) }"#))
+        #expect(
+            code.contains(
+                #"do { values["email"] = try StateBusWire.ValueEncoder().encode(_email) } catch { _$bus._$codingFailed("email", of: Self.objectName, decoding: false, error) }"#
+            ))
         #expect(code.contains(#"_$bus._$codingFailed("email", of: Self.objectName, decoding: true, error)"#))
     }
 
@@ -70,19 +73,24 @@ struct SharedModelMacroTests {
     func definition() {
         let code = squeeze(expand(Self.model).text)
         #expect(code.contains("static var objectName: String { \"Profile\" }"))
-        #expect(code.contains(#"StateBus.PropertyDefinition("email", default: ("") as String, writable: true, persisted: false, validate: { (email: String) in email.contains("@") ? nil : "needs an @" })"#))
+        #expect(
+            code.contains(
+                #"StateBus.PropertyDefinition("email", default: ("") as String, writable: true, persisted: false, validate: { (email: String) in email.contains("@") ? nil : "needs an @" })"#
+            ))
         #expect(code.contains(#"StateBus.PropertyDefinition("isLoading", default: (false) as Bool, writable: false, persisted: false)"#))
         #expect(code.contains(#"StateBus.PropertyDefinition("notifications", default: (true) as Bool, writable: true, persisted: true)"#))
         #expect(code.contains("extension ProfileModel: StateBus.SharedModel, Observation.Observable { }"))
     }
 
-    @Test("misuse gets clear diagnostics", arguments: [
-        ("@MainActor @SharedModel struct S { var a: Int = 0 }", "applies to a final class"),
-        ("@MainActor @SharedModel final class C { var a = 0 }", "needs an explicit type"),
-        ("@MainActor @SharedModel final class C { var a: Int }", "needs a default value"),
-        ("@MainActor @SharedModel class C { var a: Int = 0 }", "must be 'final'"),
-        ("@SharedModel final class C { var a: Int = 0 }", "must be '@MainActor'"),
-    ])
+    @Test(
+        "misuse gets clear diagnostics",
+        arguments: [
+            ("@MainActor @SharedModel struct S { var a: Int = 0 }", "applies to a final class"),
+            ("@MainActor @SharedModel final class C { var a = 0 }", "needs an explicit type"),
+            ("@MainActor @SharedModel final class C { var a: Int }", "needs a default value"),
+            ("@MainActor @SharedModel class C { var a: Int = 0 }", "must be 'final'"),
+            ("@SharedModel final class C { var a: Int = 0 }", "must be '@MainActor'")
+        ])
     func diagnostics(source: String, expected: String) {
         let (_, diagnostics) = expand(source)
         #expect(diagnostics.contains { $0.contains(expected) }, "got \(diagnostics)")

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import StateBus
 import StateBusTesting
+import Synchronization
 import Testing
 
 /// The profile of the SwiftUI examples, as a test model.
@@ -10,11 +10,13 @@ struct User: Codable, Sendable, Equatable {
     var email: String
 }
 
-let counter = ObjectDefinition("Counter", properties: [
-    PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" }),
-    PropertyDefinition("user", default: User(username: "anna", email: "anna@example.com")),
-    PropertyDefinition("progress", default: 0.5),
-])
+let counter = ObjectDefinition(
+    "Counter",
+    properties: [
+        PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" }),
+        PropertyDefinition("user", default: User(username: "anna", email: "anna@example.com")),
+        PropertyDefinition("progress", default: 0.5)
+    ])
 
 @Suite("StateBusTesting: systems of real processes, waits and fault helpers")
 struct TestSystemTests {
@@ -33,9 +35,11 @@ struct TestSystemTests {
 
     @Test("the DocC article's walkthrough, as written: edits, a rejection, kill, pause, reconnect")
     func articleWalkthrough() async throws {
-        let counter = ObjectDefinition("Counter", properties: [
-            PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" }),
-        ])
+        let counter = ObjectDefinition(
+            "Counter",
+            properties: [
+                PropertyDefinition("count", default: 0, validate: { $0 >= 0 ? nil : "count must not be negative" })
+            ])
         try await withTestSystem { system in
             let host = try await system.startHost([counter])
             let first = try await system.startView(of: "Counter", at: host.controlEndpoint, name: "first")
@@ -206,8 +210,9 @@ struct TestSystemTests {
         try await withTestSystem { system in
             let host = try await system.startHost([counter])
             // No --control, no --object: `statebus watch` finds both in its environment.
-            let view = try system.startViewNode(executable: system.statebus, arguments: ["watch", "--json", "--edits"],
-                                                objects: ["Counter"], control: host.controlEndpoint, name: "own")
+            let view = try system.startViewNode(
+                executable: system.statebus, arguments: ["watch", "--json", "--edits"],
+                objects: ["Counter"], control: host.controlEndpoint, name: "own")
             try await view.waitUntilLive()
             try await view.set("count", to: 6)
             try await waitUntilConverged(host.observed("Counter"), [view])
@@ -218,21 +223,22 @@ struct TestSystemTests {
     @Test("a launch file runs under the system and stops cleanly")
     func launchFile() async throws {
         try await withTestSystem { system in
-            let topology = try system.launch(yaml: """
-                name: tiny
-                nodes:
-                  - name: host
-                    role: host
-                    objects: [Counter]
-                    control: \(system.endpoint("tiny.control"))
-                    executable: statebus
-                    arguments: [host, --property, "count:int=4"]
-                  - name: view
-                    role: view
-                    objects: [Counter]
-                    executable: statebus
-                    arguments: [watch, --json]
-                """)
+            let topology = try system.launch(
+                yaml: """
+                    name: tiny
+                    nodes:
+                      - name: host
+                        role: host
+                        objects: [Counter]
+                        control: \(system.endpoint("tiny.control"))
+                        executable: statebus
+                        arguments: [host, --property, "count:int=4"]
+                      - name: view
+                        role: view
+                        objects: [Counter]
+                        executable: statebus
+                        arguments: [watch, --json]
+                    """)
             let view = try await topology.node("view")
             try await view.waitForLine("the host's value") { $0.contains(#""values":{"count":4}"#) }
             #expect(try await topology.stop() == 0)
@@ -243,8 +249,9 @@ struct TestSystemTests {
 
     @Test("a state diff names each differing field")
     func stateDiff() {
-        let diff = StateDiff(expected: ["count": 1, "user": ["username": "anna", "email": "a@b.c"], "gone": true],
-                             actual: ["count": 1, "user": ["username": "anna", "email": "x"], "extra": 2])
+        let diff = StateDiff(
+            expected: ["count": 1, "user": ["username": "anna", "email": "a@b.c"], "gone": true],
+            actual: ["count": 1, "user": ["username": "anna", "email": "x"], "extra": 2])
         #expect(diff.differences.map(\.path) == ["extra", "gone", "user.email"])
         #expect(diff.description.contains(#"user.email: expected "a@b.c", got "x""#), "\(diff)")
         #expect(diff.description.contains("gone: missing (expected true)"))

@@ -52,9 +52,11 @@ struct RawClient {
 struct BadInputTests {
     @Test("every kind of bad input is answered or dropped, counted, and changes nothing")
     func badInput() async throws {
-        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: HostConfiguration(
-            name: "bad", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/control", maxMessageBytes: 1024
-        ))
+        let host = try await StateHost(
+            objects: [Fixtures.sharedData],
+            configuration: HostConfiguration(
+                name: "bad", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/control", maxMessageBytes: 1024
+            ))
         defer { host.stop() }
         let before = host.values(of: "SharedData")
         let sequenceBefore = host.sequence(of: "SharedData")
@@ -90,7 +92,8 @@ struct BadInputTests {
         #expect(typeReply.writeReply.rejection.message.contains("Int"))
 
         // Oversized.
-        try client.send(RawClient.request(RawClient.write(object: "SharedData", property: "sharedText", value: .string(String(repeating: "x", count: 5000)))))
+        try client.send(
+            RawClient.request(RawClient.write(object: "SharedData", property: "sharedText", value: .string(String(repeating: "x", count: 5000)))))
         #expect(try client.reply()?.error.code == .tooLarge)
 
         // The host is still there and nothing changed.

@@ -9,25 +9,35 @@ struct User: Codable, Sendable, Equatable {
 }
 
 enum Fixtures {
-    static let sharedData = ObjectDefinition("SharedData", properties: [
-        PropertyDefinition("sharedText", default: ""),
-        PropertyDefinition("counter", default: 0),
-    ])
+    static let sharedData = ObjectDefinition(
+        "SharedData",
+        properties: [
+            PropertyDefinition("sharedText", default: ""),
+            PropertyDefinition("counter", default: 0)
+        ])
 
-    static let profile = ObjectDefinition("Profile", properties: [
-        PropertyDefinition("user", default: User(username: "anna", email: "anna@example.com"), validate: { user in
-            user.email.contains("@") ? nil : "'\(user.email)' is not an email address: it needs an @"
-        }),
-        PropertyDefinition("isLoading", default: false, writable: false),
-        PropertyDefinition("notificationsEnabled", default: true, persisted: true),
-    ])
+    static let profile = ObjectDefinition(
+        "Profile",
+        properties: [
+            PropertyDefinition(
+                "user", default: User(username: "anna", email: "anna@example.com"),
+                validate: { user in
+                    user.email.contains("@") ? nil : "'\(user.email)' is not an email address: it needs an @"
+                }),
+            PropertyDefinition("isLoading", default: false, writable: false),
+            PropertyDefinition("notificationsEnabled", default: true, persisted: true)
+        ])
 
     /// A host on an ipc endpoint in a fresh temporary folder.
-    static func host(objects: [ObjectDefinition] = [sharedData, profile], folder: String = temporaryFolder(), heartbeat: Duration? = .milliseconds(200)) async throws -> StateHost {
-        try await StateHost(objects: objects, configuration: HostConfiguration(
-            name: "test", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: heartbeat,
-            persistence: .file("\(folder)/state.sqlite")
-        ))
+    static func host(
+        objects: [ObjectDefinition] = [sharedData, profile], folder: String = temporaryFolder(), heartbeat: Duration? = .milliseconds(200)
+    ) async throws -> StateHost {
+        try await StateHost(
+            objects: objects,
+            configuration: HostConfiguration(
+                name: "test", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: heartbeat,
+                persistence: .file("\(folder)/state.sqlite")
+            ))
     }
 
     static func temporaryFolder() -> String {

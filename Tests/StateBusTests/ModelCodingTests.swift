@@ -15,10 +15,12 @@ struct ModelCodingTests {
     @Test("a host value that does not decode as the view's type is logged with object and property; the property keeps its value")
     func decodeFailureIsReported() async throws {
         // The host declares `count` as a string: a view built with `Int` cannot take it.
-        let object = ObjectDefinition("Mismatch", properties: [
-            PropertyDefinition("count", default: "not a number"),
-            PropertyDefinition("label", default: "from the host"),
-        ])
+        let object = ObjectDefinition(
+            "Mismatch",
+            properties: [
+                PropertyDefinition("count", default: "not a number"),
+                PropertyDefinition("label", default: "from the host")
+            ])
         let host = try await Fixtures.host(objects: [object])
         defer { host.stop() }
         let log = CapturedLog()

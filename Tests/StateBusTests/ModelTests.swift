@@ -13,7 +13,11 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: @e
         // Wake when something the condition read changes, or at the deadline.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumed = OnceFlag()
-            withObservationTracking { _ = condition() } onChange: { if resumed.set() { continuation.resume() } }
+            withObservationTracking {
+                _ = condition()
+            } onChange: {
+                if resumed.set() { continuation.resume() }
+            }
             Task { @MainActor in
                 try? await Task.sleep(until: deadline)  // the deadline, not a synchronisation
                 if resumed.set() { continuation.resume() }
@@ -33,7 +37,12 @@ struct EmailField {
 final class OnceFlag: Sendable {
     private let flag = Mutex(false)
     /// Sets the flag; returns whether this call was the first.
-    func set() -> Bool { flag.withLock { value in defer { value = true }; return !value } }
+    func set() -> Bool {
+        flag.withLock { value in
+            defer { value = true }
+            return !value
+        }
+    }
 }
 
 @MainActor
@@ -41,10 +50,12 @@ final class OnceFlag: Sendable {
 struct ModelTests {
     func serve<Model: SharedModel>(_ model: Model) async throws -> StateHost {
         let folder = Fixtures.temporaryFolder()
-        return try await StateHost(serving: [model], configuration: HostConfiguration(
-            name: "model", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
-            persistence: .file("\(folder)/state.sqlite")
-        ))
+        return try await StateHost(
+            serving: [model],
+            configuration: HostConfiguration(
+                name: "model", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
+                persistence: .file("\(folder)/state.sqlite")
+            ))
     }
 
     @Test("the macro declares the object: names, defaults, markers")
@@ -68,11 +79,16 @@ struct ModelTests {
         defer { host.stop() }
         let first = try await SharedData.replica(controlEndpoint: host.controlEndpoint)
         let second = try await SharedData.replica(controlEndpoint: host.controlEndpoint)
-        defer { first.connection.detach(); second.connection.detach() }
+        defer {
+            first.connection.detach()
+            second.connection.detach()
+        }
         #expect(first.sharedText == "set before serving")
         first.sharedText = "from the first view"
         #expect(first.sharedText == "from the first view")  // optimistic
-        try await waitUntil("the host and the second view") { truth.sharedText == "from the first view" && second.sharedText == "from the first view" }
+        try await waitUntil("the host and the second view") {
+            truth.sharedText == "from the first view" && second.sharedText == "from the first view"
+        }
         truth.sharedText = "from the host"
         try await waitUntil("both views") { first.sharedText == "from the host" && second.sharedText == "from the host" }
         first.draft = "local only"
@@ -89,11 +105,19 @@ struct ModelTests {
         defer { view.connection.detach() }
         for model in [truth, view] {
             let textChanged = OnceFlag()
-            withObservationTracking { _ = model.sharedText } onChange: { _ = textChanged.set() }
+            withObservationTracking {
+                _ = model.sharedText
+            } onChange: {
+                _ = textChanged.set()
+            }
             model.edits += 1
             #expect(textChanged.set(), "changing 'edits' must not trigger an observer of 'sharedText'")
             let fired = OnceFlag()
-            withObservationTracking { _ = model.sharedText } onChange: { _ = fired.set() }
+            withObservationTracking {
+                _ = model.sharedText
+            } onChange: {
+                _ = fired.set()
+            }
             model.sharedText = "changed \(model === truth ? "host" : "view")"
             #expect(!fired.set(), "changing 'sharedText' must trigger its observer")
         }
@@ -101,7 +125,11 @@ struct ModelTests {
         // view's own writes have reached the host, or they would win the race).
         try await waitUntil("the view's writes at the host") { truth.sharedText == "changed view" }
         let remote = OnceFlag()
-        withObservationTracking { _ = view.sharedText } onChange: { _ = remote.set() }
+        withObservationTracking {
+            _ = view.sharedText
+        } onChange: {
+            _ = remote.set()
+        }
         truth.sharedText = "from afar"
         try await waitUntil("the remote change") { view.sharedText == "from afar" }
         #expect(!remote.set())
@@ -114,7 +142,10 @@ struct ModelTests {
         defer { host.stop() }
         let editor = try await ProfileModel.replica(controlEndpoint: host.controlEndpoint)
         let other = try await ProfileModel.replica(controlEndpoint: host.controlEndpoint)
-        defer { editor.connection.detach(); other.connection.detach() }
+        defer {
+            editor.connection.detach()
+            other.connection.detach()
+        }
         let username = Bindable(editor).user.username
         username.wrappedValue = "bea"
         // A child view that declares `@Binding`, handed `$user.email` by its parent.

@@ -50,8 +50,10 @@ struct PersistenceFailureTests {
         let first = try await PersistenceTests.host(folder)
         defer { first.stop() }
         let error = await #expect(throws: PersistenceError.self) {
-            _ = try await StateHost(objects: [PersistenceTests.settings], configuration: HostConfiguration(
-                name: "other", controlEndpoint: "ipc://\(folder)/other", persistence: .file("\(folder)/settings.sqlite")))
+            _ = try await StateHost(
+                objects: [PersistenceTests.settings],
+                configuration: HostConfiguration(
+                    name: "other", controlEndpoint: "ipc://\(folder)/other", persistence: .file("\(folder)/settings.sqlite")))
         }
         #expect(error?.kind == .locked)
         #expect(error?.description.contains("\(folder)/settings.sqlite") == true)
@@ -70,8 +72,10 @@ struct PersistenceFailureTests {
     @Test("a path that cannot be created is refused, naming it")
     func cannotOpen() async throws {
         let error = await #expect(throws: PersistenceError.self) {
-            _ = try await StateHost(objects: [PersistenceTests.settings], configuration: HostConfiguration(
-                name: "x", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/c", persistence: .file("/proc/statebus/x.sqlite")))
+            _ = try await StateHost(
+                objects: [PersistenceTests.settings],
+                configuration: HostConfiguration(
+                    name: "x", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/c", persistence: .file("/proc/statebus/x.sqlite")))
         }
         #expect(error?.description.contains("/proc/statebus") == true)
     }

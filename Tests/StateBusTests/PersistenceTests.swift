@@ -4,17 +4,21 @@ import Testing
 
 @Suite("Persisted properties")
 struct PersistenceTests {
-    static let settings = ObjectDefinition("Settings", properties: [
-        PropertyDefinition("notifications", default: true, persisted: true),
-        PropertyDefinition("theme", default: "light", persisted: true),
-        PropertyDefinition("draft", default: ""),
-    ])
+    static let settings = ObjectDefinition(
+        "Settings",
+        properties: [
+            PropertyDefinition("notifications", default: true, persisted: true),
+            PropertyDefinition("theme", default: "light", persisted: true),
+            PropertyDefinition("draft", default: "")
+        ])
 
     static func host(_ folder: String, objects: [ObjectDefinition] = [settings]) async throws -> StateHost {
-        try await StateHost(objects: objects, configuration: HostConfiguration(
-            name: "settings", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
-            persistence: .file("\(folder)/settings.sqlite")
-        ))
+        try await StateHost(
+            objects: objects,
+            configuration: HostConfiguration(
+                name: "settings", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
+                persistence: .file("\(folder)/settings.sqlite")
+            ))
     }
 
     @Test("after a restart persisted values come back, the others take their defaults, views resync")
@@ -51,8 +55,9 @@ struct PersistenceTests {
         resume()
         try await replica.waitFor(timeout: .seconds(20), "the last change") { $0["theme"] == "theme 1000" }
         #expect(host.statistics.persistenceCommits == before + 1)
-        #expect(try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
-            .contains { $0.property == "theme" && $0.value == "theme 1000" })
+        #expect(
+            try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
+                .contains { $0.property == "theme" && $0.value == "theme 1000" })
     }
 
     @Test("group commit: a burst of 1,000 view writes, each acknowledged only once durable, takes far fewer commits")
@@ -69,8 +74,9 @@ struct PersistenceTests {
         // A count, not a time: each acknowledgement waited for a commit, and commits were shared.
         #expect(commits >= 1)
         #expect(commits <= 250, "1,000 acknowledged writes took \(commits) commits")
-        #expect(try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
-            .contains { $0.property == "theme" && $0.value == "theme 1000" })
+        #expect(
+            try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
+                .contains { $0.property == "theme" && $0.value == "theme 1000" })
     }
 
     @Test("the host's own durable set returns once the file holds the value")
@@ -81,8 +87,9 @@ struct PersistenceTests {
         let before = host.statistics.persistenceCommits
         try await host.updateDurably("theme", to: "dark", in: "Settings")
         #expect(host.statistics.persistenceCommits == before + 1)
-        #expect(try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
-            .contains { $0.property == "theme" && $0.value == "dark" })
+        #expect(
+            try SQLitePropertyStore(path: "\(folder)/settings.sqlite", readOnly: true).loadAll()
+                .contains { $0.property == "theme" && $0.value == "dark" })
         // A property that is not persisted needs no commit.
         try await host.updateDurably("draft", to: "x", in: "Settings")
         #expect(host.statistics.persistenceCommits == before + 1)
@@ -96,20 +103,22 @@ struct PersistenceTests {
             let store = try SQLitePropertyStore(path: path)
             try store.save([
                 StoredProperty(object: "Settings", property: "notifications", value: "not a bool", version: 3),
-                StoredProperty(object: "Settings", property: "retired", value: 42, version: 1),
+                StoredProperty(object: "Settings", property: "retired", value: 42, version: 1)
             ])
             store.close()
         }
         let log = CapturedLog()
-        let host = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
-            name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .file(path), logger: log.logger))
+        let host = try await StateHost(
+            objects: [Self.settings],
+            configuration: HostConfiguration(
+                name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .file(path), logger: log.logger))
         #expect(host.value(of: "notifications", in: "Settings") == true)  // undecodable: the default
         let warning = try #require(log.messages.first { $0.level == .warning })
         #expect(warning.message.contains("Settings.notifications"))
         #expect(warning.message.contains(path))
         #expect(warning.message.contains("using the default true"))
-        #expect(host.value(of: "theme", in: "Settings") == "light")       // new: the default
-        #expect(host.value(of: "retired", in: "Settings") == nil)         // unknown: ignored
+        #expect(host.value(of: "theme", in: "Settings") == "light")  // new: the default
+        #expect(host.value(of: "retired", in: "Settings") == nil)  // unknown: ignored
         try host.update("theme", to: "dark", in: "Settings")
         let replica = try await Fixtures.liveReplica("Settings", of: host)
         replica.close()
@@ -122,8 +131,10 @@ struct PersistenceTests {
     @Test("persistence disabled on request: nothing is written, defaults every start")
     func disabled() async throws {
         let folder = Fixtures.temporaryFolder()
-        let host = try await StateHost(objects: [Self.settings], configuration: HostConfiguration(
-            name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        let host = try await StateHost(
+            objects: [Self.settings],
+            configuration: HostConfiguration(
+                name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
         try host.update("theme", to: "dark", in: "Settings")
         host.stop()
         #expect(!FileManager.default.fileExists(atPath: "\(folder)/settings.sqlite"))

@@ -98,9 +98,11 @@ struct ReplicaStatePropertyTests {
                 let shown = model.visible
                 let changed = Set(ReplicaModel.properties.filter { shownBefore[$0] != shown[$0] })
                 guard real.visible == shown, reported == changed, real.sequence == model.sequence,
-                      real.pending.map(\.id) == model.pending.map(\.id),
-                      ReplicaModel.properties.allSatisfy({ real.visibleValue(of: $0) == shown[$0] }) else {
-                    Issue.record("""
+                    real.pending.map(\.id) == model.pending.map(\.id),
+                    ReplicaModel.properties.allSatisfy({ real.visibleValue(of: $0) == shown[$0] })
+                else {
+                    Issue.record(
+                        """
                         after step \(index) \(step) of \(steps):
                         shows \(real.visible), the model \(shown)
                         reported \(reported.sorted()), changed \(changed.sorted())

@@ -30,7 +30,7 @@ struct ReplicationTests {
             }
         }
         let replicas = try await (0..<3).asyncMap { _ in try await Fixtures.liveReplica("SharedData", of: host) }
-        defer { replicas.forEach { $0.close() } }
+        defer { for replica in replicas { replica.close() } }
         try await writer.value
         for replica in replicas {
             try await replica.waitFor(timeout: .seconds(20), "the last counter value") { $0["counter"] == 3000 }

@@ -36,9 +36,11 @@ struct ServingTests {
         let model = LopsidedModel()
         model.lopsided = Lopsided(number: 5)
         do {
-            let host = try await StateHost(serving: [model], configuration: HostConfiguration(
-                name: "serving", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
-                persistence: .file("\(folder)/state.sqlite")))
+            let host = try await StateHost(
+                serving: [model],
+                configuration: HostConfiguration(
+                    name: "serving", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
+                    persistence: .file("\(folder)/state.sqlite")))
             host.stop()
             Issue.record("the host served a value it cannot read back as the property's type")
         } catch let error as StateBusError {

@@ -8,15 +8,18 @@ import Testing
 /// from a view, from the host's own code or from path writes that grow a map.
 @Suite("Size limits: property, object and path writes")
 struct SizeLimitTests {
-    static let blob = ObjectDefinition("Blob", properties: [
-        PropertyDefinition("text", default: ""),
-        PropertyDefinition("other", default: ""),
-        PropertyDefinition("tags", kind: nil, default: .map([:])),
-    ])
+    static let blob = ObjectDefinition(
+        "Blob",
+        properties: [
+            PropertyDefinition("text", default: ""),
+            PropertyDefinition("other", default: ""),
+            PropertyDefinition("tags", kind: nil, default: .map([:]))
+        ])
 
     static func host(maxPropertyBytes: Int, maxObjectBytes: Int) async throws -> StateHost {
         let folder = Fixtures.temporaryFolder()
-        var configuration = HostConfiguration(name: "limits", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled)
+        var configuration = HostConfiguration(
+            name: "limits", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled)
         configuration.limits = HostLimits(maxPropertyBytes: maxPropertyBytes, maxObjectBytes: maxObjectBytes)
         return try await StateHost(objects: [blob], configuration: configuration)
     }
@@ -76,7 +79,9 @@ struct SizeLimitTests {
         var accepted = 0
         var refusal: StateBusError?
         while refusal == nil, accepted < 1_000 {
-            refusal = Self.refusal { () throws(StateBusError) -> UInt64 in try host.update("tags", to: .string(String(repeating: "t", count: 50)), at: [.key("key\(accepted)")], in: "Blob") }
+            refusal = Self.refusal { () throws(StateBusError) -> UInt64 in
+                try host.update("tags", to: .string(String(repeating: "t", count: 50)), at: [.key("key\(accepted)")], in: "Blob")
+            }
             if refusal == nil { accepted += 1 }
         }
         print("size limits: \(accepted) path writes added keys before \(refusal.map(String.init(describing:)) ?? "no refusal")")

@@ -164,7 +164,7 @@ struct ViewTests {
         #expect(empty.controlEndpoint == nil)
         #expect(empty.objectNames == [])
         let injected = EnvironmentValues.process([
-            "STATEBUS_CONTROL": "ipc:///tmp/x/control", "STATEBUS_NODE": "second", "STATEBUS_OBJECTS": "SharedData, Profile",
+            "STATEBUS_CONTROL": "ipc:///tmp/x/control", "STATEBUS_NODE": "second", "STATEBUS_OBJECTS": "SharedData, Profile"
         ])
         #expect(injected.controlEndpoint == "ipc:///tmp/x/control")
         #expect(injected.nodeName == "second")

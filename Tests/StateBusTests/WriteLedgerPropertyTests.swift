@@ -93,7 +93,8 @@ struct WriteLedgerPropertyTests {
                     let answer = ledger.answer(to: Self.request(view: probe.view, writeID: probe.writeID))
                     let expected = model.answer(view: probe.view, writeID: probe.writeID)
                     guard answer?.reply == expected?.reply, answer?.durable == expected?.durable else {
-                        Issue.record("""
+                        Issue.record(
+                            """
                             after step \(index) \(step) of \(steps): \(probe.view) write \(probe.writeID) \
                             answered \(String(describing: answer?.reply.accepted)), the model \(String(describing: expected?.reply.accepted))
                             """)

@@ -66,7 +66,11 @@ struct WritePathTests {
         let receipt = replica.write("sharedText", to: "late")
         #expect(replica["sharedText"] == "late")
         let verdict = try await Self.verdict(receipt)
-        guard case .failure(let error) = verdict else { Issue.record("expected a timeout, got \(verdict)"); resume(); return }
+        guard case .failure(let error) = verdict else {
+            Issue.record("expected a timeout, got \(verdict)")
+            resume()
+            return
+        }
         #expect(error.code == .timeout)
         #expect(error.message.contains("writeTimeout"))
         #expect(replica["sharedText"] == "")
@@ -85,7 +89,11 @@ struct WritePathTests {
         let resume = await host.pauseLoopForTesting()
         let first = (1...3).map { replica.write("counter", to: .int(Int64($0))) }
         let refused = replica.write("counter", to: 4)
-        guard case .failure(let error)? = refused.result else { Issue.record("the fourth write was not refused at once"); resume(); return }
+        guard case .failure(let error)? = refused.result else {
+            Issue.record("the fourth write was not refused at once")
+            resume()
+            return
+        }
         #expect(error.code == .overloaded)
         #expect(error.message.contains("maxQueuedWrites 3"))
         #expect(replica["counter"] == 3, "a refused write never shows")
@@ -108,7 +116,10 @@ struct WritePathTests {
         defer { replica.close() }
         host.dropNextRepliesForTesting(1)
         let receipt = replica.write("sharedText", to: "echoed")
-        guard case .success(let sequence) = try await Self.verdict(receipt) else { Issue.record("the write was not confirmed"); return }
+        guard case .success(let sequence) = try await Self.verdict(receipt) else {
+            Issue.record("the write was not confirmed")
+            return
+        }
         #expect(sequence == host.sequence(of: "SharedData"))
         #expect(replica.pendingWriteCount == 0)
     }
@@ -178,7 +189,9 @@ struct WritePathTests {
             if sent % 20_000 == 0 { #expect(try await Self.verdict(reader.write("counter", to: .int(Int64(sent)))).isSuccess) }
         }
         flooder.close()
-        print("unread replies: \(sent) pings sent unread, droppedClients \(host.statistics.droppedClients), droppedMessages \(host.statistics.droppedMessages)")
+        print(
+            "unread replies: \(sent) pings sent unread, droppedClients \(host.statistics.droppedClients), droppedMessages \(host.statistics.droppedMessages)"
+        )
         #expect(host.statistics.droppedClients >= 1)
         #expect(try await Self.verdict(reader.write("sharedText", to: "served")).isSuccess)
     }

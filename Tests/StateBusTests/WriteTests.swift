@@ -13,7 +13,10 @@ struct WriteTests {
         defer { host.stop() }
         let writer = try await Fixtures.liveReplica("SharedData", of: host)
         let reader = try await Fixtures.liveReplica("SharedData", of: host)
-        defer { writer.close(); reader.close() }
+        defer {
+            writer.close()
+            reader.close()
+        }
         let receipt = writer.write("sharedText", to: "from a view")
         #expect(writer["sharedText"] == "from a view")  // optimistic: shown at once
         let sequence = try await receipt.accepted()
@@ -53,7 +56,7 @@ struct WriteTests {
             (PropertyChange("nope", to: 1), .unknownProperty),
             (PropertyChange("notificationsEnabled", to: "yes"), .typeMismatch),
             (PropertyChange("user", at: ["nickname", "first"], to: "x"), .invalidPath),
-            (PropertyChange("notificationsEnabled", to: false, expectedVersion: 99), .versionConflict),
+            (PropertyChange("notificationsEnabled", to: false, expectedVersion: 99), .versionConflict)
         ]
         for (change, code) in cases {
             let error = await #expect(throws: StateBusError.self) { try await replica.write([change]).accepted() }
@@ -109,7 +112,10 @@ struct WriteTests {
         defer { host.stop() }
         let first = try await Fixtures.liveReplica("Profile", of: host)
         let second = try await Fixtures.liveReplica("Profile", of: host)
-        defer { first.close(); second.close() }
+        defer {
+            first.close()
+            second.close()
+        }
         let a = first.write("user", to: "bea", at: ["username"])
         let b = second.write("user", to: "bea@example.org", at: ["email"])
         _ = try await (a.accepted(), b.accepted())

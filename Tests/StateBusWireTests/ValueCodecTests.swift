@@ -55,7 +55,10 @@ struct ValueCodecTests {
         #expect(try roundTrip(other) == other)
         other.status = .offline
         #expect(try roundTrip(other) == other)
-        #expect(try roundTrip([Address(street: "a", zip: 1), Address(street: "b", zip: nil)]) == [Address(street: "a", zip: 1), Address(street: "b", zip: nil)])
+        #expect(
+            try roundTrip([Address(street: "a", zip: 1), Address(street: "b", zip: nil)]) == [
+                Address(street: "a", zip: 1), Address(street: "b", zip: nil)
+            ])
         #expect(try roundTrip([Int?.none, 3]) == [nil, 3])
     }
 
@@ -92,7 +95,10 @@ struct ValueCodecTests {
     @Test("decoding is strict: kinds, ranges, nulls and missing keys give errors that say where")
     func strictness() throws {
         func message(_ body: () throws -> Void) -> String {
-            do { try body(); return "no error" } catch { return "\(error)" }
+            do {
+                try body()
+                return "no error"
+            } catch { return "\(error)" }
         }
         let wrongKind = message { _ = try decoder.decode(Address.self, from: ["street": 1, "zip": 2]) }
         #expect(wrongKind.contains("expected string at street, found int 1"))

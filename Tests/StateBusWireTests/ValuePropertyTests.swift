@@ -72,8 +72,9 @@ struct ValuePropertyTests {
         )
         await propertyCheck(count: 300, input: generator, Gen.bool) { fields, hasNested in
             let (count, label, flag, ratio, items) = fields
-            let sample = Sample(count: count, label: label, flag: flag, ratio: ratio, items: items,
-                                nested: hasNested ? Address(street: label, zip: count) : nil)
+            let sample = Sample(
+                count: count, label: label, flag: flag, ratio: ratio, items: items,
+                nested: hasNested ? Address(street: label, zip: count) : nil)
             recordingErrors {
                 let decoded = try ValueDecoder().decode(Sample.self, from: ValueEncoder().encode(sample))
                 #expect(decoded == sample)

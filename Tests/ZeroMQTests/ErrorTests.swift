@@ -2,7 +2,7 @@ import Testing
 import ZeroMQ
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("Errors keep errno and say what failed")

@@ -76,7 +76,8 @@ struct MessageChannelPropertyTests {
                 }
                 let (buffered, paused) = channel.state.withLock { ($0.buffer.count, $0.readingPaused) }
                 guard buffered == model.queue.count, paused == model.paused, resumes.value == model.resumes else {
-                    Issue.record("""
+                    Issue.record(
+                        """
                         after \(place): buffered \(buffered), paused \(paused), resumed \(resumes.value); \
                         the model \(model.queue.count), \(model.paused), \(model.resumes)
                         """)
@@ -85,7 +86,10 @@ struct MessageChannelPropertyTests {
                 }
             }
             // Drain: everything buffered comes out in order, then nil once finished.
-            if let task = waiter { task.cancel(); _ = await task.value }
+            if let task = waiter {
+                task.cancel()
+                _ = await task.value
+            }
             model.finish()
             channel.finish()
             while !model.queue.isEmpty, let expected = model.next() {

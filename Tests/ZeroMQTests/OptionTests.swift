@@ -66,7 +66,7 @@ struct OptionTests {
         try push.connect(try pull.bind("tcp://127.0.0.1:*"))
         try push.send(Array(repeating: 1, count: 100))
         #expect(try receive(pull)?.first?.count == 100)  // at the limit: accepted
-        try push.send(Array(repeating: 2, count: 101))   // over it: the peer is dropped
+        try push.send(Array(repeating: 2, count: 101))  // over it: the peer is dropped
         #expect(try receive(pull, within: .milliseconds(500)) == nil)
     }
 }

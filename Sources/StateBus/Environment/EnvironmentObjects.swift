@@ -46,10 +46,14 @@ extension EnvironmentValues {
     ///   - timeout: how long to wait for the first snapshot.
     /// - Throws: `StateBusError` when no endpoint is known, or the join fails.
     @MainActor
-    public func replica<Model: SharedModel>(of type: Model.Type, controlEndpoint: String? = nil, timeout: Duration = .seconds(10)) async throws -> Model {
+    public func replica<Model: SharedModel>(of type: Model.Type, controlEndpoint: String? = nil, timeout: Duration = .seconds(10)) async throws
+        -> Model
+    {
         if let model = objects.model(type) { return model }
         guard let endpoint = controlEndpoint ?? self.controlEndpoint else {
-            throw StateBusError(.other, "no control endpoint for \(Model.objectName): set STATEBUS_CONTROL (the launcher does) or pass controlEndpoint:", object: Model.objectName)
+            throw StateBusError(
+                .other, "no control endpoint for \(Model.objectName): set STATEBUS_CONTROL (the launcher does) or pass controlEndpoint:",
+                object: Model.objectName)
         }
         let model = try await Model.replica(controlEndpoint: endpoint, configuration: ReplicaConfiguration(nodeName: nodeName), timeout: timeout)
         objects.insert(model)

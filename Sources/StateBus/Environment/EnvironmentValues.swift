@@ -62,8 +62,9 @@ public struct EnvironmentValues: Sendable {
             // Value would "succeed" with nil.
             if let stored = values[ObjectIdentifier(key)], let value = stored as? Key.Value { return value }
             if let processKey = key as? any ProcessEnvironmentKey.Type,
-               let text = processEnvironment[processKey.variable],
-               let value = processKey.parseErased(text) as? Key.Value {
+                let text = processEnvironment[processKey.variable],
+                let value = processKey.parseErased(text) as? Key.Value
+            {
                 return value
             }
             return Key.defaultValue

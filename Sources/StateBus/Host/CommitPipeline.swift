@@ -40,7 +40,13 @@ struct CommitPipeline {
             // properties; the others' changes stand.
             outcome.waiters += taken.waiters.map { entry in
                 guard let failure, persistence?.touchesPersisted(entry.object, entry.properties) == true else { return (entry.waiter, nil) }
-                return (entry.waiter, StateBusError(.persistenceFailed, "the host could not make the change durable, so its persisted properties were set back to their stored values: \(failure)", object: entry.object))
+                return (
+                    entry.waiter,
+                    StateBusError(
+                        .persistenceFailed,
+                        "the host could not make the change durable, so its persisted properties were set back to their stored values: \(failure)",
+                        object: entry.object)
+                )
             }
             round += 1
             // A failed commit queued compensations, and other threads may have applied

@@ -24,7 +24,8 @@ final class HostServer {
     /// Accepted writes answered after this turn's group commit: those to persisted
     /// properties (`durable`), and any write queued behind one, so replies keep their order
     /// and a burst mixing both kinds still commits once.
-    private var waitingReplies: [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool, view: String, writeID: UInt64)] = []
+    private var waitingReplies:
+        [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool, view: String, writeID: UInt64)] = []
     /// The answers given to recent writes, so a write sent again is not applied twice.
     private var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
@@ -83,7 +84,9 @@ final class HostServer {
         welcome.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
         welcome.hostName = configuration.name
         welcome.objects = objects.map(\.schema)
-        welcome.heartbeatIntervalMs = configuration.heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
+        welcome.heartbeatIntervalMs =
+            configuration.heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
+            ?? 0
         welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
         self.welcome = welcome
 
@@ -141,7 +144,9 @@ final class HostServer {
             guard frames.count == 2 else {
                 counters.badMessages.add(1, ordering: .relaxed)
                 if let identity = frames.first?.bytes, frames.count > 2 {
-                    reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
+                    reply(
+                        to: identity, requestID: 0,
+                        error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
                 }
                 continue
             }
@@ -183,20 +188,26 @@ final class HostServer {
         let (replies, requests) = clients.drop(identity)
         counters.droppedClients.add(1, ordering: .relaxed)
         counters.droppedMessages.add(replies, ordering: .relaxed)
-        logger.warning("dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than HostConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); \(replies) replies and \(requests) requests discarded, its writes will time out on its side")
+        logger.warning(
+            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than HostConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); \(replies) replies and \(requests) requests discarded, its writes will time out on its side"
+        )
     }
 
     private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
         guard payload.count <= configuration.maxMessageBytes else {
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: 0, error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this host accepts at most \(configuration.maxMessageBytes)"))
+            reply(
+                to: identity, requestID: 0,
+                error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this host accepts at most \(configuration.maxMessageBytes)"))
             return
         }
         let request: Statebus_V1_Request
         do {
             request = try payload.withUnsafeBytes { bytes in
                 try Statebus_V1_Request(
-                    serializedBytes: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count, deallocator: .none),
+                    serializedBytes: Data(
+                        bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count,
+                        deallocator: .none),
                     options: Self.decodingOptions
                 )
             }
@@ -207,7 +218,11 @@ final class HostServer {
         }
         guard request.protocolVersion == StateBusProtocol.version else {
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: request.requestID, error: StateBusError(.unsupportedVersion, "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusProtocol.version)"))
+            reply(
+                to: identity, requestID: request.requestID,
+                error: StateBusError(
+                    .unsupportedVersion,
+                    "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusProtocol.version)"))
             return
         }
         switch request.body {
@@ -218,8 +233,12 @@ final class HostServer {
             let longestViewID = configuration.limits.maxSubscriptionBytes - 4
             guard hello.viewID.utf8.count <= longestViewID else {
                 counters.badMessages.add(1, ordering: .relaxed)
-                reply(to: identity, requestID: request.requestID, error: StateBusError(
-                    .badRequest, "the view id has \(hello.viewID.utf8.count) bytes; this host takes at most \(longestViewID) (HostLimits.maxSubscriptionBytes - 4): use a shorter id, such as a UUID"))
+                reply(
+                    to: identity, requestID: request.requestID,
+                    error: StateBusError(
+                        .badRequest,
+                        "the view id has \(hello.viewID.utf8.count) bytes; this host takes at most \(longestViewID) (HostLimits.maxSubscriptionBytes - 4): use a shorter id, such as a UUID"
+                    ))
                 return
             }
             if !hello.viewID.isEmpty {
@@ -227,8 +246,12 @@ final class HostServer {
                 case .bound(let token): welcome.sessionToken = Data(token)
                 case .inUse:
                     counters.badMessages.add(1, ordering: .relaxed)
-                    reply(to: identity, requestID: request.requestID, error: StateBusError(
-                        .viewIDInUse, "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id (ReplicaConfiguration.viewID), or wait \(configuration.viewIDLease) after the other stopped"))
+                    reply(
+                        to: identity, requestID: request.requestID,
+                        error: StateBusError(
+                            .viewIDInUse,
+                            "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id (ReplicaConfiguration.viewID), or wait \(configuration.viewIDLease) after the other stopped"
+                        ))
                     return
                 }
             }
@@ -249,7 +272,9 @@ final class HostServer {
             break
         case .none:
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: request.requestID, error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
+            reply(
+                to: identity, requestID: request.requestID,
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
         }
     }
 
@@ -259,10 +284,15 @@ final class HostServer {
         // Unknown fields mean a client built for another schema: refuse rather than guess.
         if !write.unknownFields.data.isEmpty || write.changes.contains(where: { !$0.unknownFields.data.isEmpty }) {
             counters.badMessages.add(1, ordering: .relaxed)
-            writeReply.rejection = StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
+            writeReply.rejection =
+                StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
         } else if !clients.admitsWrite(viewID: write.viewID, from: identity) {
             counters.writesRejected.add(1, ordering: .relaxed)
-            writeReply.rejection = StateBusError(.viewIDInUse, "view id '\(write.viewID)' belongs to another live connection; this connection may not write as it", object: write.object).wire
+            writeReply.rejection =
+                StateBusError(
+                    .viewIDInUse, "view id '\(write.viewID)' belongs to another live connection; this connection may not write as it",
+                    object: write.object
+                ).wire
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
             if !write.viewID.isEmpty, let earlier = ledger.answer(to: write) {
@@ -274,7 +304,9 @@ final class HostServer {
             var durable = false
             defer {
                 if !write.viewID.isEmpty {
-                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, changes: write.changes, object: write.object))
+                    ledger.record(
+                        view: write.viewID, writeID: write.writeID,
+                        answer: .init(reply: writeReply, durable: durable, changes: write.changes, object: write.object))
                 }
             }
             do {
@@ -448,7 +480,8 @@ final class HostServer {
                 // accepted, so it travels without its origin: its view hears the
                 // persistenceFailed reply instead.
                 if outcome.failure != nil, batch.origin != nil,
-                   persistence?.touchesPersisted(batch.object, batch.changes.map(\.change.property)) == true {
+                    persistence?.touchesPersisted(batch.object, batch.changes.map(\.change.property)) == true
+                {
                     wire.origin = ""
                     wire.writeID = 0
                 }
@@ -471,7 +504,11 @@ final class HostServer {
         for (identity, requestID, var writeReply, durable, view, writeID) in waiting {
             if let failure, durable {
                 writeReply.accepted = false
-                writeReply.rejection = StateBusError(.persistenceFailed, "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)").wire
+                writeReply.rejection =
+                    StateBusError(
+                        .persistenceFailed,
+                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)"
+                    ).wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
                 if !view.isEmpty { ledger.update(view: view, writeID: writeID, reply: writeReply) }
@@ -520,7 +557,9 @@ final class HostServer {
                 try? updates.unsubscribe(topic)
             case .refuse(let reason):
                 if counters.refusedSubscriptions.add(1, ordering: .relaxed).oldValue % 10_000 == 0 {
-                    logger.warning("refused a subscription on the updates socket: \(reason) (refused so far: \(counters.refusedSubscriptions.load(ordering: .relaxed)); see HostStatistics.refusedSubscriptions)")
+                    logger.warning(
+                        "refused a subscription on the updates socket: \(reason) (refused so far: \(counters.refusedSubscriptions.load(ordering: .relaxed)); see HostStatistics.refusedSubscriptions)"
+                    )
                 }
             case .ignore:
                 break

@@ -13,18 +13,27 @@ extension ObjectStore {
             let property = item.change.property
             let size = item.newValue.encodedSizeBound
             if size > limits.maxPropertyBytes {
-                throw StateBusError(.tooLarge, "'\(property)' would be \(size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties", object: object, property: property)
+                throw StateBusError(
+                    .tooLarge,
+                    "'\(property)' would be \(size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties",
+                    object: object, property: property)
             }
             newSizes[property] = size
             writeBytes += item.change.path.components.isEmpty ? size : item.change.value.encodedSizeBound
         }
         if writeBytes > limits.maxObjectBytes {
-            throw StateBusError(.tooLarge, "the write's changes are \(writeBytes) bytes encoded; this host allows at most \(limits.maxObjectBytes) bytes per write and per object (HostLimits.maxObjectBytes): send fewer changes per write", object: object)
+            throw StateBusError(
+                .tooLarge,
+                "the write's changes are \(writeBytes) bytes encoded; this host allows at most \(limits.maxObjectBytes) bytes per write and per object (HostLimits.maxObjectBytes): send fewer changes per write",
+                object: object)
         }
         var total = totalBytes
         for (property, size) in newSizes { total += size - sizes[property, default: 0] }
         if total > limits.maxObjectBytes, let largest = newSizes.max(by: { $0.value < $1.value }) {
-            throw StateBusError(.tooLarge, "the object would be \(total) bytes encoded after this write ('\(largest.key)' would be \(largest.value) bytes); this host allows at most \(limits.maxObjectBytes) bytes per object (HostLimits.maxObjectBytes): make other properties smaller first", object: object, property: largest.key)
+            throw StateBusError(
+                .tooLarge,
+                "the object would be \(total) bytes encoded after this write ('\(largest.key)' would be \(largest.value) bytes); this host allows at most \(limits.maxObjectBytes) bytes per object (HostLimits.maxObjectBytes): make other properties smaller first",
+                object: object, property: largest.key)
         }
     }
 }

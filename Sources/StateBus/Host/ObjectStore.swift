@@ -50,10 +50,14 @@ struct ObjectStore: Sendable {
                 throw StateBusError(.unknownProperty, "no property '\(change.property)'; known: \(known)", object: object, property: change.property)
             }
             if fromView && !property.isWritable {
-                throw StateBusError(.readOnly, "'\(property.name)' is read-only for views; only the host updates it", object: object, property: property.name)
+                throw StateBusError(
+                    .readOnly, "'\(property.name)' is read-only for views; only the host updates it", object: object, property: property.name)
             }
             if let expected = change.expectedVersion, expected != versions[property.name, default: 0] {
-                throw StateBusError(.versionConflict, "expected version \(expected), but '\(property.name)' is at version \(versions[property.name, default: 0]); read it again and retry", object: object, property: property.name)
+                throw StateBusError(
+                    .versionConflict,
+                    "expected version \(expected), but '\(property.name)' is at version \(versions[property.name, default: 0]); read it again and retry",
+                    object: object, property: property.name)
             }
             let current = working[property.name] ?? values[property.name] ?? property.defaultValue
             let candidate: Value
@@ -63,7 +67,8 @@ struct ObjectStore: Sendable {
                 do {
                     candidate = try current.setting(change.value, at: change.path)
                 } catch {
-                    throw StateBusError(.invalidPath, "cannot set \(change.path) in '\(property.name)': \(error)", object: object, property: property.name)
+                    throw StateBusError(
+                        .invalidPath, "cannot set \(change.path) in '\(property.name)': \(error)", object: object, property: property.name)
                 }
             }
             let normalized: Value

@@ -33,7 +33,9 @@ extension StateHost {
     /// - Returns: the batch's sequence number.
     /// - Throws: as ``applyDurably(_:to:)``.
     @discardableResult
-    public func updateDurably(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) async throws(StateBusError) -> UInt64 {
+    public func updateDurably(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) async throws(StateBusError)
+        -> UInt64
+    {
         try await applyDurably([PropertyChange(property, at: path, to: value)], to: object)
     }
 

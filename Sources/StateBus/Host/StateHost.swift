@@ -58,7 +58,8 @@ public final class StateHost: Sendable {
         let counters = self.counters
         do {
             engine = try await loop.submit { thread in
-                LoopBound(try HostServer(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
+                LoopBound(
+                    try HostServer(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
             }
         } catch {
             loop.shutdown()
@@ -110,11 +111,13 @@ public final class StateHost: Sendable {
     /// The names of properties that change, from views' writes or the host's own, coalesced.
     /// Ends when the host stops.
     public func changes(of object: String) -> PropertyChanges {
-        PropertyChanges(feed: state.feeds[object] ?? {
-            let closed = ChangeFeed()
-            closed.finish()
-            return closed
-        }())
+        PropertyChanges(
+            feed: state.feeds[object]
+                ?? {
+                    let closed = ChangeFeed()
+                    closed.finish()
+                    return closed
+                }())
     }
 
     /// What the host has handled so far.

@@ -73,7 +73,8 @@ struct WriteLedger {
     /// The answer given to this very write before, if `write` is a copy of it.
     func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
         guard let answer = views[write.viewID]?.answers[write.writeID],
-              answer.digest == Answer.digest(object: write.object, changes: write.changes) else { return nil }
+            answer.digest == Answer.digest(object: write.object, changes: write.changes)
+        else { return nil }
         return answer
     }
 

@@ -1,6 +1,6 @@
 @_exported import Observation
-@_exported import StateBusWire
 @_exported import StateBusRuntime
+@_exported import StateBusWire
 
 /// Declares a shared model: a final `@MainActor` class whose stored `var`s the host owns and
 /// every view replicates, observable as with `@Observable`.
@@ -27,7 +27,9 @@
 /// (read-only for views) and ``Validate(_:)`` (a check the host runs before applying a view's
 /// write).
 /// - Parameter name: the object's name on the bus (default: the type's name).
-@attached(member, names: named(init), named(_$observationRegistrar), named(_$bus), named(access), named(withMutation), named(objectName), named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply))
+@attached(
+    member, names: named(init), named(_$observationRegistrar), named(_$bus), named(access), named(withMutation), named(objectName),
+    named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply))
 @attached(memberAttribute)
 @attached(extension, conformances: SharedModel, Observable)
 public macro SharedModel(_ name: String? = nil) = #externalMacro(module: "StateBusMacros", type: "SharedModelMacro")

@@ -75,13 +75,14 @@ public final class ModelBus: Observable {
         synced = model._$values()
         pull(Set(host.values(of: object)?.keys ?? [:].keys))
         let changes = host.changes(of: object).makeAsyncIterator()
-        observers.append(Task { [weak self] in
-            var changes = changes
-            while let names = await changes.next() {
-                guard let self else { return }
-                self.pull(names)
-            }
-        })
+        observers.append(
+            Task { [weak self] in
+                var changes = changes
+                while let names = await changes.next() {
+                    guard let self else { return }
+                    self.pull(names)
+                }
+            })
     }
 
     func attach<Model: SharedModel>(_ model: Model, to replica: Replica) {
@@ -93,21 +94,23 @@ public final class ModelBus: Observable {
         synced = [:]
         pull(Set(replica.values.keys))
         setState(replica.connectionState)
-        observers.append(Task { [weak self] in
-            var changes = changes
-            while let names = await changes.next() {
-                guard let self else { return }
-                self.pull(names)
-            }
-        })
-        observers.append(Task { [weak self] in
-            var connection = connection
-            while await connection.next() != nil {
-                guard let self else { return }
-                self.setState(replica.connectionState)
-            }
-            self?.setState(.closed)
-        })
+        observers.append(
+            Task { [weak self] in
+                var changes = changes
+                while let names = await changes.next() {
+                    guard let self else { return }
+                    self.pull(names)
+                }
+            })
+        observers.append(
+            Task { [weak self] in
+                var connection = connection
+                while await connection.next() != nil {
+                    guard let self else { return }
+                    self.setState(replica.connectionState)
+                }
+                self?.setState(.closed)
+            })
     }
 
     /// Stops following the host or replica (a replica is closed). The model keeps its values.
@@ -146,7 +149,8 @@ public final class ModelBus: Observable {
     /// Not called by hand.
     public func _$codingFailed(_ property: String, of object: String, decoding: Bool, _ error: any Error) {
         let verb = decoding ? "decode the host's value of" : "encode"
-        let message = "could not \(verb) \(object).\(property) (\(error)); the property keeps its current value. "
+        let message =
+            "could not \(verb) \(object).\(property) (\(error)); the property keeps its current value. "
             + (decoding ? "Do the host and this view declare the property with the same type?" : "Use a type whose values fit a StateBus Value.")
         switch link {
         case .detached: Logger(label: "statebus.model").warning("\(message)")

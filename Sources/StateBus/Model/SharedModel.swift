@@ -74,7 +74,8 @@ extension StateHost {
             // @AppStorage).
             let changes = model._$values().sorted { $0.key < $1.key }.compactMap { name, value -> PropertyChange? in
                 guard let property = definition.property(named: name), !property.isPersisted,
-                      value != property.defaultValue else { return nil }
+                    value != property.defaultValue
+                else { return nil }
                 return PropertyChange(name, to: value)
             }
             if !changes.isEmpty {

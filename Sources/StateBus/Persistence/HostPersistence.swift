@@ -32,7 +32,8 @@ final class HostPersistence {
     /// into the host state (stored values win over defaults), and returns the persistence.
     /// - Returns: `nil` when nothing is persisted or persistence is disabled.
     /// - Throws: ``PersistenceError`` naming the file and what to do.
-    static func open(configuration: HostConfiguration, objects: [ObjectDefinition], state: SourceOfTruth) throws(PersistenceError) -> HostPersistence? {
+    static func open(configuration: HostConfiguration, objects: [ObjectDefinition], state: SourceOfTruth) throws(PersistenceError) -> HostPersistence?
+    {
         var persisted: [String: Set<String>] = [:]
         for object in objects {
             let names = Set(object.properties.filter(\.isPersisted).map(\.name))
@@ -62,7 +63,9 @@ final class HostPersistence {
             do {
                 restored[stored.object, default: [:]][stored.property] = try property.normalize(stored.value)
             } catch {
-                logger.warning("stored \(stored.object).\(stored.property) = \(stored.value) no longer fits its type \(property.typeName) (\(error.message)); using the default \(property.defaultValue). The stored value stays in \(store.location) until the property is written.")
+                logger.warning(
+                    "stored \(stored.object).\(stored.property) = \(stored.value) no longer fits its type \(property.typeName) (\(error.message)); using the default \(property.defaultValue). The stored value stays in \(store.location) until the property is written."
+                )
             }
         }
         for (object, values) in restored { state.restore(values, in: object) }

@@ -19,7 +19,8 @@ public enum Persistence: Sendable, Hashable {
         case .file(let path): return path
         case .automatic:
             let environment = ProcessInfo.processInfo.environment
-            let base = environment["XDG_STATE_HOME"].map { "\($0)/statebus" }
+            let base =
+                environment["XDG_STATE_HOME"].map { "\($0)/statebus" }
                 ?? "\(environment["HOME"] ?? NSTemporaryDirectory())/.local/state/statebus"
             return "\(base)/\(hostName).sqlite"
         }

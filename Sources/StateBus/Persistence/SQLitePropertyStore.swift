@@ -32,10 +32,13 @@ public final class SQLitePropertyStore: PropertyStore {
         let folder = (path as NSString).deletingLastPathComponent
         if !readOnly {
             do {
-                try FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                try FileManager.default.createDirectory(
+                    atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700])
             } catch {
-                throw PersistenceError(.cannotOpen, path: path, "cannot create the folder \(folder): \(error.localizedDescription); choose another path (--database) or fix the permissions")
+                throw PersistenceError(
+                    .cannotOpen, path: path,
+                    "cannot create the folder \(folder): \(error.localizedDescription); choose another path (--database) or fix the permissions")
             }
             if FileManager.default.fileExists(atPath: path), !FileManager.default.isWritableFile(atPath: path) {
                 throw PersistenceError(.readOnly, path: path, "the file is read-only; make it writable (chmod u+w) or choose another path")
@@ -60,10 +63,14 @@ public final class SQLitePropertyStore: PropertyStore {
             }
             let check = try scalarText("PRAGMA quick_check")
             guard check == "ok" else {
-                throw PersistenceError(.corrupt, path: path, "the database is damaged (\(check)); move it aside (it is kept for you) and restart to begin empty, or restore a backup")
+                throw PersistenceError(
+                    .corrupt, path: path,
+                    "the database is damaged (\(check)); move it aside (it is kept for you) and restart to begin empty, or restore a backup")
             }
             if !readOnly {
-                try execute("CREATE TABLE IF NOT EXISTS properties (object TEXT NOT NULL, property TEXT NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (object, property)) WITHOUT ROWID")
+                try execute(
+                    "CREATE TABLE IF NOT EXISTS properties (object TEXT NOT NULL, property TEXT NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (object, property)) WITHOUT ROWID"
+                )
             }
         } catch {
             close()
@@ -90,8 +97,9 @@ public final class SQLitePropertyStore: PropertyStore {
     private func restrictPermissions() throws(PersistenceError) {
         let descriptor = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw PersistenceError(errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
-                                   "cannot create the database file: \(String(cString: strerror(errno))); the folder must be writable")
+            throw PersistenceError(
+                errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
+                "cannot create the database file: \(String(cString: strerror(errno))); the folder must be writable")
         }
         fchmod(descriptor, 0o600)
         Foundation.close(descriptor)
@@ -102,13 +110,15 @@ public final class SQLitePropertyStore: PropertyStore {
         let lockPath = path + ".lock"
         let descriptor = open(lockPath, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw PersistenceError(errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
-                                   "cannot create the lock file \(lockPath): \(String(cString: strerror(errno))); the folder must be writable")
+            throw PersistenceError(
+                errno == EROFS || errno == EACCES ? .readOnly : .cannotOpen, path: path,
+                "cannot create the lock file \(lockPath): \(String(cString: strerror(errno))); the folder must be writable")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
             Foundation.close(descriptor)
-            throw PersistenceError(.locked, path: path, "another host (pid \(holder)) is using this database; stop it, or give this host its own file")
+            throw PersistenceError(
+                .locked, path: path, "another host (pid \(holder)) is using this database; stop it, or give this host its own file")
         }
         ftruncate(descriptor, 0)
         let pid = "\(getpid())\n"
@@ -132,7 +142,8 @@ public final class SQLitePropertyStore: PropertyStore {
             let bytes = Data(bytes: sqlite3_column_blob(statement, 2), count: Int(sqlite3_column_bytes(statement, 2)))
             let version = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
             guard let value = try? Value(serializedBytes: bytes) else {
-                throw PersistenceError(.corrupt, path: path, "the stored value of \(object).\(property) cannot be read; move the file aside to start empty")
+                throw PersistenceError(
+                    .corrupt, path: path, "the stored value of \(object).\(property) cannot be read; move the file aside to start empty")
             }
             stored.append(StoredProperty(object: object, property: property, value: value, version: version))
         }
@@ -203,8 +214,11 @@ public final class SQLitePropertyStore: PropertyStore {
         let detail = database.flatMap { sqlite3_errmsg($0) }.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
         switch code & 0xFF {
         case SQLITE_FULL: return PersistenceError(.diskFull, path: path, "the disk is full (\(detail)); free space, then retry")
-        case SQLITE_READONLY: return PersistenceError(.readOnly, path: path, "the database is read-only (\(detail)); make the file and its folder writable")
-        case SQLITE_NOTADB, SQLITE_CORRUPT: return PersistenceError(.corrupt, path: path, "not a database or damaged (\(detail)); move it aside (it is kept) and restart to begin empty")
+        case SQLITE_READONLY:
+            return PersistenceError(.readOnly, path: path, "the database is read-only (\(detail)); make the file and its folder writable")
+        case SQLITE_NOTADB, SQLITE_CORRUPT:
+            return PersistenceError(
+                .corrupt, path: path, "not a database or damaged (\(detail)); move it aside (it is kept) and restart to begin empty")
         case SQLITE_BUSY, SQLITE_LOCKED: return PersistenceError(.locked, path: path, "the database is locked (\(detail)); another process holds it")
         case SQLITE_CANTOPEN: return PersistenceError(.cannotOpen, path: path, "cannot open (\(detail)); check the path and the folder's permissions")
         default: return PersistenceError(.other, path: path, "\(what) failed: \(detail)")

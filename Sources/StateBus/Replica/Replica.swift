@@ -166,7 +166,9 @@ public final class Replica: Sendable {
     /// - Throws: `StateBusError.timeout` with the last state seen.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
         // Subscribed before the first check, so no event between the two is missed.
-        let observed = [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes].map { PropertyChanges(feed: $0).makeAsyncIterator() }
+        let observed = [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes].map {
+            PropertyChanges(feed: $0).makeAsyncIterator()
+        }
         if try condition(self) { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for iterator in observed {
@@ -193,7 +195,10 @@ public final class Replica: Sendable {
                 // A finished observer (closed replica) or the deadline: report the timeout.
                 group.cancelAll()
                 let error = lastError.map { "; last error: \($0)" } ?? ""
-                throw StateBusError(.timeout, "timed out after \(timeout) waiting for \(what); state \(connectionState), sequence \(sequence), values \(Value.map(values))\(error)", object: object)
+                throw StateBusError(
+                    .timeout,
+                    "timed out after \(timeout) waiting for \(what); state \(connectionState), sequence \(sequence), values \(Value.map(values))\(error)",
+                    object: object)
             }
         }
     }
@@ -281,12 +286,13 @@ public final class Replica: Sendable {
         }
         guard let (receipt, changed) = admitted else {
             let (count, queued) = shared.inner.withLock { ($0.state.pending.count, $0.state.queuedBytes) }
-            return .full(StateBusError(
-                .overloaded,
-                "the replica already has \(count) writes (about \(queued) bytes) waiting for the host, the most its queue holds "
-                    + "(ReplicaConfiguration.maxQueuedWrites \(configuration.maxQueuedWrites), maxQueuedWriteBytes \(configuration.maxQueuedWriteBytes)); "
-                    + "the write was not made: wait for answers, or use write(_:waitingUpTo:)",
-                object: object))
+            return .full(
+                StateBusError(
+                    .overloaded,
+                    "the replica already has \(count) writes (about \(queued) bytes) waiting for the host, the most its queue holds "
+                        + "(ReplicaConfiguration.maxQueuedWrites \(configuration.maxQueuedWrites), maxQueuedWriteBytes \(configuration.maxQueuedWriteBytes)); "
+                        + "the write was not made: wait for answers, or use write(_:waitingUpTo:)",
+                    object: object))
         }
         shared.feed.notify(changed)
         let promise = self.promise

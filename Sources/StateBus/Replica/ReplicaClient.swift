@@ -116,8 +116,14 @@ final class ReplicaClient {
     }
 
     private func tearDownSockets() {
-        if let dealer { thread.unregister(dealer); dealer.close() }
-        if let subscriber { thread.unregister(subscriber); subscriber.close() }
+        if let dealer {
+            thread.unregister(dealer)
+            dealer.close()
+        }
+        if let subscriber {
+            thread.unregister(subscriber)
+            subscriber.close()
+        }
         dealer = nil
         subscriber = nil
         shared.inner.withLock { $0.state.markAllUnsent() }
@@ -186,9 +192,11 @@ final class ReplicaClient {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
             }
-            guard let reply = try? message.withUnsafeBytes({ bytes in
-                try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
-            }) else {
+            guard
+                let reply = try? message.withUnsafeBytes({ bytes in
+                    try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
+                })
+            else {
                 logger.warning("dropped a reply that is not a StateBus message")
                 continue
             }
@@ -328,9 +336,11 @@ final class ReplicaClient {
         for _ in 0..<512 {
             guard let frames = try? subscriber.tryReceiveMultipart() else { return }
             lastHeard = .now
-            guard frames.count == 2, let publication = try? frames[1].withUnsafeBytes({ bytes in
-                try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
-            }) else { continue }
+            guard frames.count == 2,
+                let publication = try? frames[1].withUnsafeBytes({ bytes in
+                    try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
+                })
+            else { continue }
             if publication.hasJoinMarker {
                 guard phase == .awaitingJoin, publication.joinMarker.viewID == viewID else { continue }
                 try? subscriber.unsubscribe(Topic.join(viewID))
@@ -357,7 +367,10 @@ final class ReplicaClient {
     /// - Returns: `false` when it started a resync (later batches must not be applied).
     private func apply(_ batches: [Statebus_V1_UpdateBatch]) -> Bool {
         guard !batches.isEmpty else { return true }
-        enum Interruption { case newEpoch, gap(have: UInt64, next: Statebus_V1_UpdateBatch) }
+        enum Interruption {
+            case newEpoch
+            case gap(have: UInt64, next: Statebus_V1_UpdateBatch)
+        }
         var interruption: Interruption?
         var applied = 0
         var echoes: [(writeID: UInt64, sequence: UInt64)] = []
@@ -366,12 +379,19 @@ final class ReplicaClient {
         shared.update { state in
             var changed = Set<String>()
             for batch in batches {
-                guard batch.epoch == epoch else { interruption = .newEpoch; break }
+                guard batch.epoch == epoch else {
+                    interruption = .newEpoch
+                    break
+                }
                 if batch.sequence <= state.sequence { continue }  // already in the snapshot
-                guard batch.sequence == state.sequence + 1 else { interruption = .gap(have: state.sequence, next: batch); break }
+                guard batch.sequence == state.sequence + 1 else {
+                    interruption = .gap(have: state.sequence, next: batch)
+                    break
+                }
                 let changes = batch.changes.map(PropertyChange.init(wire:))
                 if batch.origin == viewID, batch.writeID != 0 { echoes.append((batch.writeID, batch.sequence)) }
-                state.applyBatch(sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID, changed: &changed)
+                state.applyBatch(
+                    sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID, changed: &changed)
                 applied += 1
             }
             return changed
@@ -407,7 +427,9 @@ final class ReplicaClient {
     /// marker, the snapshot still to come covers what was dropped.
     private func restartJoin() {
         let restarts = shared.restartedJoins.add(1, ordering: .relaxed).newValue
-        logger.warning("more than \(buffered.maxBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))")
+        logger.warning(
+            "more than \(buffered.maxBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))"
+        )
         if phase == .snapshot { requestSnapshot() }
     }
 
@@ -490,8 +512,10 @@ final class ReplicaClient {
 
     /// Fails the writes whose deadline passed without an answer, with `timeout`.
     private func expireWrites() {
-        let error = StateBusError(.timeout, "the host did not answer the write within \(configuration.writeTimeout) (ReplicaConfiguration.writeTimeout); "
-            + "it may or may not have been applied: the view shows the host's value", object: object)
+        let error = StateBusError(
+            .timeout,
+            "the host did not answer the write within \(configuration.writeTimeout) (ReplicaConfiguration.writeTimeout); "
+                + "it may or may not have been applied: the view shows the host's value", object: object)
         let expired = shared.expireWrites(at: .now, with: error)
         if expired > 0 {
             logger.warning("\(expired) writes to \(object) timed out after \(configuration.writeTimeout) without an answer from \(controlEndpoint)")

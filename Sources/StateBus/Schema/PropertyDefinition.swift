@@ -77,10 +77,12 @@ public struct PropertyDefinition: Sendable {
             }
         }
         if let validate {
-            validators = [{ value in
-                guard let typed = try? ValueDecoder().decode(T.self, from: value) else { return "not a \(typeName)" }
-                return validate(typed)
-            }]
+            validators = [
+                { value in
+                    guard let typed = try? ValueDecoder().decode(T.self, from: value) else { return "not a \(typeName)" }
+                    return validate(typed)
+                }
+            ]
         } else {
             validators = []
         }

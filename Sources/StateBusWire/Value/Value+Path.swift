@@ -40,7 +40,8 @@ extension Value {
         case (.key(let key), .map(var entries)):
             let child = entries[key]
             if child == nil && !remaining.isEmpty {
-                throw ValuePathError(path: fullPath.description, reason: "'\(key)' does not exist under \(here.components.isEmpty ? "the root" : here.description)")
+                throw ValuePathError(
+                    path: fullPath.description, reason: "'\(key)' does not exist under \(here.components.isEmpty ? "the root" : here.description)")
             }
             entries[key] = try (child ?? .null).setting(newValue, at: remaining, fullPath: fullPath, depth: depth + 1)
             return .map(entries)

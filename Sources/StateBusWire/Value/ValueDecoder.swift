@@ -35,10 +35,12 @@ final class _ValueDecoder: Decoder {
 
     static func mismatch(_ type: Any.Type, expected: String, found: Value, codingPath: [any CodingKey]) -> DecodingError {
         let shown = found.description.count > 80 ? String(found.description.prefix(80)) + "…" : found.description
-        return DecodingError.typeMismatch(type, .init(
-            codingPath: codingPath,
-            debugDescription: "expected \(expected) at \(renderPath(codingPath)), found \(found.kind) \(shown)"
-        ))
+        return DecodingError.typeMismatch(
+            type,
+            .init(
+                codingPath: codingPath,
+                debugDescription: "expected \(expected) at \(renderPath(codingPath)), found \(found.kind) \(shown)"
+            ))
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from value: Value, codingPath: [any CodingKey]) throws -> T {
@@ -109,7 +111,8 @@ final class _ValueDecoder: Decoder {
         switch value {
         case .int(let number):
             guard let result = I(exactly: number) else {
-                throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "\(number) at \(renderPath(codingPath)) is out of range for \(I.self)"))
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: codingPath, debugDescription: "\(number) at \(renderPath(codingPath)) is out of range for \(I.self)"))
             }
             return result
         case .double(let number):
@@ -149,10 +152,12 @@ final class _ValueDecoder: Decoder {
 
         private func entry(_ key: Key) throws -> Value {
             guard let value = entries[key.stringValue] else {
-                throw DecodingError.keyNotFound(key, .init(
-                    codingPath: codingPath,
-                    debugDescription: "missing key '\(key.stringValue)' at \(renderPath(codingPath + [key]))"
-                ))
+                throw DecodingError.keyNotFound(
+                    key,
+                    .init(
+                        codingPath: codingPath,
+                        debugDescription: "missing key '\(key.stringValue)' at \(renderPath(codingPath + [key]))"
+                    ))
             }
             return value
         }
@@ -162,10 +167,12 @@ final class _ValueDecoder: Decoder {
         func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
             let value = try entry(key)
             if value == .null, !(T.self is any _OptionalDecodingMarker.Type), T.self != Value.self {
-                throw DecodingError.valueNotFound(type, .init(
-                    codingPath: codingPath + [key],
-                    debugDescription: "expected \(T.self) at \(renderPath(codingPath + [key])), found null"
-                ))
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(
+                        codingPath: codingPath + [key],
+                        debugDescription: "expected \(T.self) at \(renderPath(codingPath + [key])), found null"
+                    ))
             }
             return try _ValueDecoder.decode(type, from: value, codingPath: codingPath + [key])
         }
@@ -196,10 +203,12 @@ final class _ValueDecoder: Decoder {
 
         private mutating func next<T>(_ type: T.Type) throws -> (Value, [any CodingKey]) {
             guard !isAtEnd else {
-                throw DecodingError.valueNotFound(type, .init(
-                    codingPath: codingPath + [IndexKey(currentIndex)],
-                    debugDescription: "the list at \(renderPath(codingPath)) has only \(items.count) elements"
-                ))
+                throw DecodingError.valueNotFound(
+                    type,
+                    .init(
+                        codingPath: codingPath + [IndexKey(currentIndex)],
+                        debugDescription: "the list at \(renderPath(codingPath)) has only \(items.count) elements"
+                    ))
             }
             defer { currentIndex += 1 }
             return (items[currentIndex], codingPath + [IndexKey(currentIndex)])
@@ -214,7 +223,8 @@ final class _ValueDecoder: Decoder {
         mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
             let (value, path) = try next(type)
             if value == .null, !(T.self is any _OptionalDecodingMarker.Type), T.self != Value.self {
-                throw DecodingError.valueNotFound(type, .init(codingPath: path, debugDescription: "expected \(T.self) at \(renderPath(path)), found null"))
+                throw DecodingError.valueNotFound(
+                    type, .init(codingPath: path, debugDescription: "expected \(T.self) at \(renderPath(path)), found null"))
             }
             return try _ValueDecoder.decode(type, from: value, codingPath: path)
         }
@@ -241,7 +251,8 @@ final class _ValueDecoder: Decoder {
         func decodeNil() -> Bool { value == .null }
         func decode<T: Decodable>(_ type: T.Type) throws -> T {
             if value == .null, !(T.self is any _OptionalDecodingMarker.Type), T.self != Value.self {
-                throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "expected \(T.self) at \(renderPath(codingPath)), found null"))
+                throw DecodingError.valueNotFound(
+                    type, .init(codingPath: codingPath, debugDescription: "expected \(T.self) at \(renderPath(codingPath)), found null"))
             }
             return try _ValueDecoder.decode(type, from: value, codingPath: codingPath)
         }

@@ -50,10 +50,12 @@ public struct ValueEncoder: Sendable {
 
     private static func unsigned(_ value: UInt64, codingPath: [any CodingKey]) throws -> Value {
         guard value <= UInt64(Int64.max) else {
-            throw EncodingError.invalidValue(value, .init(
-                codingPath: codingPath,
-                debugDescription: "\(value) at \(renderPath(codingPath)) is larger than Int64.max, the largest integer a Value holds"
-            ))
+            throw EncodingError.invalidValue(
+                value,
+                .init(
+                    codingPath: codingPath,
+                    debugDescription: "\(value) at \(renderPath(codingPath)) is larger than Int64.max, the largest integer a Value holds"
+                ))
         }
         return .int(Int64(value))
     }

@@ -48,15 +48,17 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         let plan: BenchPlan = tiny ? .tiny : quick ? .quick : .full
         #if DEBUG
-        let build = "debug"
-        FileHandle.standardError.write(Data("warning: this is a debug build; its figures are not StateBus's. Build with `swift build -c release` for real figures.\n".utf8))
+            let build = "debug"
+            FileHandle.standardError.write(
+                Data("warning: this is a debug build; its figures are not StateBus's. Build with `swift build -c release` for real figures.\n".utf8))
         #else
-        let build = "release"
+            let build = "release"
         #endif
         let version = Context.libraryVersion
         var report = BenchReport(
             configuration: plan.name, build: build, date: ISO8601DateFormatter().string(from: Date()),
-            machine: "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(Self.osName()), libzmq \(version.major).\(version.minor).\(version.patch)"
+            machine:
+                "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(Self.osName()), libzmq \(version.major).\(version.minor).\(version.patch)"
         )
         let sections = only.isEmpty ? Section.allCases : only
         var runner = BenchRunner(plan: plan, report: report, progress: !json)
@@ -71,7 +73,8 @@ struct BenchCommand: AsyncParsableCommand {
 
     private static func osName() -> String {
         guard let text = try? String(contentsOfFile: "/etc/os-release", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") }) else { return "Linux" }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("PRETTY_NAME=") })
+        else { return "Linux" }
         return line.dropFirst("PRETTY_NAME=".count).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
     }
 }
@@ -99,10 +102,12 @@ struct BenchPlan: Sendable {
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
-        echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32, durableSequentialWrites: 50
+        echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32,
+        durableSequentialWrites: 50
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
-        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000, durableSequentialWrites: 300
+        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000,
+        durableSequentialWrites: 300
     )
 }

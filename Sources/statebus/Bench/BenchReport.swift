@@ -89,12 +89,13 @@ struct BenchReport: Codable, Sendable {
                 row.statebus.map { Self.format($0, unit: row.unit) } ?? "not available",
                 row.raw.map { Self.format($0, unit: row.unit) } ?? "—",
                 row.ratio.map { String(format: "%.2fx", $0) } ?? "—",
-                row.goal ?? "",
+                row.goal ?? ""
             ]
         }
         let widths = header.indices.map { column in ([header] + lines).map { $0[column].count }.max() ?? 0 }
         func render(_ cells: [String]) -> String {
-            "| " + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ") + " |"
+            "| " + cells.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }.joined(separator: " | ")
+                + " |"
         }
         var out = ["statebus bench (\(configuration), \(build) build, \(date))", machine, ""]
         out.append(render(header))
@@ -104,7 +105,8 @@ struct BenchReport: Codable, Sendable {
         if !notes.isEmpty { out += ["", "Notes:"] + notes }
         out += ["", "Goals:"] + goals.map { "- [\($0.status)] \($0.text): \($0.figure)" }
         let failed = checks.filter { !$0.passed }
-        out += ["", "Correctness checks: \(checks.count - failed.count) of \(checks.count) passed"] + failed.map { "- FAILED \($0.name): \($0.detail)" }
+        out +=
+            ["", "Correctness checks: \(checks.count - failed.count) of \(checks.count) passed"] + failed.map { "- FAILED \($0.name): \($0.detail)" }
         return out.joined(separator: "\n")
     }
 

@@ -27,16 +27,19 @@ struct BenchRunner {
             let raw: ThroughputBench.Outcome?
             do {
                 statebus = try await bench.runStateBus()
-                report.check("throughput.\(kind.rawValue).\(views).statebus", statebus!.complete,
-                             statebus!.complete ? "every view applied all \(plan.updates) updates in order, final value equal" : statebus!.problems.joined(separator: "; "))
+                report.check(
+                    "throughput.\(kind.rawValue).\(views).statebus", statebus!.complete,
+                    statebus!.complete
+                        ? "every view applied all \(plan.updates) updates in order, final value equal" : statebus!.problems.joined(separator: "; "))
             } catch {
                 statebus = nil
                 report.check("throughput.\(kind.rawValue).\(views).statebus", false, "\(error)")
             }
             do {
                 raw = try await bench.runRaw()
-                report.check("throughput.\(kind.rawValue).\(views).raw", raw!.complete,
-                             raw!.complete ? "every subscriber received all \(plan.updates) messages in order" : raw!.problems.joined(separator: "; "))
+                report.check(
+                    "throughput.\(kind.rawValue).\(views).raw", raw!.complete,
+                    raw!.complete ? "every subscriber received all \(plan.updates) messages in order" : raw!.problems.joined(separator: "; "))
             } catch {
                 raw = nil
                 report.check("throughput.\(kind.rawValue).\(views).raw", false, "\(error)")
@@ -55,15 +58,18 @@ struct BenchRunner {
                 let absoluteMet = counted.map { $0.slowest >= 1e6 }
                 let ratioText = row.ratio.map { String(format: "%.2fx", $0) } ?? "not available"
                 let status1 = report.goal("\(kind.label) at one view ≥ 0.5x raw libzmq", met: ratioMet, figure: ratioText)
-                let status2 = report.goal("\(kind.label) at one view ≥ 1 M updates/s", met: absoluteMet, figure: counted.map { Self.rate($0.slowest) } ?? "not available")
+                let status2 = report.goal(
+                    "\(kind.label) at one view ≥ 1 M updates/s", met: absoluteMet, figure: counted.map { Self.rate($0.slowest) } ?? "not available")
                 row.goal = "≥0.5x: \(status1); ≥1M/s: \(status2)"
             }
             report.rows.append(row)
             if views > 1 {
-                var total = BenchReport.Row("updates/s, all \(views) views together, \(kind.label)", unit: "rate", statebus: counted?.total, raw: rawCounted?.total)
+                var total = BenchReport.Row(
+                    "updates/s, all \(views) views together, \(kind.label)", unit: "rate", statebus: counted?.total, raw: rawCounted?.total)
                 if views == 10 {
-                    let status = report.goal("\(kind.label), 10 views together ≥ 0.5x raw to 10 subscribers",
-                                             met: total.ratio.map { $0 >= 0.5 }, figure: total.ratio.map { String(format: "%.2fx", $0) } ?? "not available")
+                    let status = report.goal(
+                        "\(kind.label), 10 views together ≥ 0.5x raw to 10 subscribers",
+                        met: total.ratio.map { $0 >= 0.5 }, figure: total.ratio.map { String(format: "%.2fx", $0) } ?? "not available")
                     total.goal = "≥0.5x: \(status)"
                 }
                 report.rows.append(total)
@@ -80,7 +86,8 @@ struct BenchRunner {
         var raw: EchoBench.Outcome?
         do {
             let outcome = try await bench.runStateBus()
-            report.check("echo.statebus", outcome.complete, outcome.problem ?? "every write accepted and echoed in order with its value; host holds the last")
+            report.check(
+                "echo.statebus", outcome.complete, outcome.problem ?? "every write accepted and echoed in order with its value; host holds the last")
             statebus = outcome.complete ? outcome : nil
         } catch {
             report.check("echo.statebus", false, "\(error)")
@@ -93,14 +100,24 @@ struct BenchRunner {
             report.check("echo.raw", false, "\(error)")
         }
         let count = plan.echoWrites.formatted()
-        var p50 = BenchReport.Row("write→echo p50 (\(count) writes)", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
-                                  note: statebus == nil ? "not available: the run or its check failed (see the checks)" : nil)
+        var p50 = BenchReport.Row(
+            "write→echo p50 (\(count) writes)", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
+            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : nil)
         var p99 = BenchReport.Row("write→echo p99", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99)
-        let p999 = BenchReport.Row("write→echo p99.9", unit: "nanoseconds", statebus: statebus?.p999, raw: raw?.p999,
-                                   note: plan.echoWrites < 20_000 ? "fewer than 20,000 writes in this configuration: p99.9 rests on few samples" : nil)
+        let p999 = BenchReport.Row(
+            "write→echo p99.9", unit: "nanoseconds", statebus: statebus?.p999, raw: raw?.p999,
+            note: plan.echoWrites < 20_000 ? "fewer than 20,000 writes in this configuration: p99.9 rests on few samples" : nil)
         let ratio: (BenchReport.Row) -> String = { $0.ratio.map { String(format: "%.2fx", $0) } ?? "not available" }
-        p50.goal = "≤1.2x: " + report.goal("echo p50 within 1.2x of raw", met: p50.ratio.map { $0 <= 1.2 }, figure: "\(ratio(p50)) (\(statebus.map { Self.time($0.p50) } ?? "not available"))")
-        p99.goal = "≤1.5x: " + report.goal("echo p99 within 1.5x of raw", met: p99.ratio.map { $0 <= 1.5 }, figure: "\(ratio(p99)) (\(statebus.map { Self.time($0.p99) } ?? "not available"))")
+        p50.goal =
+            "≤1.2x: "
+            + report.goal(
+                "echo p50 within 1.2x of raw", met: p50.ratio.map { $0 <= 1.2 },
+                figure: "\(ratio(p50)) (\(statebus.map { Self.time($0.p50) } ?? "not available"))")
+        p99.goal =
+            "≤1.5x: "
+            + report.goal(
+                "echo p99 within 1.5x of raw", met: p99.ratio.map { $0 <= 1.5 },
+                figure: "\(ratio(p99)) (\(statebus.map { Self.time($0.p99) } ?? "not available"))")
         report.rows += [p50, p99, p999]
     }
 
@@ -110,8 +127,9 @@ struct BenchRunner {
         var largest: JoinBench.Outcome?
         for size in plan.joinSizes {
             say("late join of \(size) properties")
-            var row = BenchReport.Row("late join, \(size.formatted()) properties (host changing \(plan.joinChurn)/ms)", unit: "nanoseconds", statebus: nil, raw: nil,
-                                      note: "no raw equivalent measured")
+            var row = BenchReport.Row(
+                "late join, \(size.formatted()) properties (host changing \(plan.joinChurn)/ms)", unit: "nanoseconds", statebus: nil, raw: nil,
+                note: "no raw equivalent measured")
             do {
                 let outcome = try await JoinBench(properties: size, churn: plan.joinChurn).run()
                 report.check("join.\(size)", outcome.complete, outcome.problem ?? "the view held all \(size) properties")
@@ -123,7 +141,11 @@ struct BenchRunner {
                 report.check("join.\(size)", false, "\(error)")
             }
             if size == 100_000 {
-                row.goal = "<250 ms: " + report.goal("late join of 100,000 properties < 250 ms", met: row.statebus.map { $0 < 250e6 }, figure: row.statebus.map(Self.time) ?? "not available")
+                row.goal =
+                    "<250 ms: "
+                    + report.goal(
+                        "late join of 100,000 properties < 250 ms", met: row.statebus.map { $0 < 250e6 },
+                        figure: row.statebus.map(Self.time) ?? "not available")
             }
             report.rows.append(row)
         }
@@ -133,14 +155,20 @@ struct BenchRunner {
             return
         }
         let count = memory.properties.formatted()
-        var view = BenchReport.Row("view peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.viewPeakBytes), raw: nil,
-                                   note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))")
+        var view = BenchReport.Row(
+            "view peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.viewPeakBytes), raw: nil,
+            note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))")
         let host = BenchReport.Row("host peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.hostPeakBytes), raw: nil)
         let state = BenchReport.Row("bytes of state held (names + 8-byte values)", unit: "bytes", statebus: Double(memory.stateBytes), raw: nil)
         if memory.properties == 100_000 {
-            view.goal = "<64 MB: " + report.goal("view memory < 64 MB for 100,000 small properties", met: memory.viewPeakBytes < 64 << 20, figure: BenchReport.format(Double(memory.viewPeakBytes), unit: "bytes"))
+            view.goal =
+                "<64 MB: "
+                + report.goal(
+                    "view memory < 64 MB for 100,000 small properties", met: memory.viewPeakBytes < 64 << 20,
+                    figure: BenchReport.format(Double(memory.viewPeakBytes), unit: "bytes"))
         } else {
-            report.goal("view memory < 64 MB for 100,000 small properties", met: nil, figure: "not available: this configuration holds \(count) properties")
+            report.goal(
+                "view memory < 64 MB for 100,000 small properties", met: nil, figure: "not available: this configuration holds \(count) properties")
         }
         report.rows += [view, host, state]
     }

@@ -73,7 +73,9 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         guard count > 0, warmup >= 0, window > 0, size >= 8, properties > 0, churn >= 0 else {
             throw ValidationError("--count, --window and --properties must be positive, --size at least 8, --warmup and --churn not negative")
         }
-        if [.view, .echo, .join, .durable, .rawEcho].contains(role), control == nil { throw ValidationError("the \(role.rawValue) worker needs --control") }
+        if [.view, .echo, .join, .durable, .rawEcho].contains(role), control == nil {
+            throw ValidationError("the \(role.rawValue) worker needs --control")
+        }
     }
 
     func run() async throws {

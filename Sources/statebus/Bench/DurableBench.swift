@@ -26,14 +26,19 @@ struct DurableBench {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let host = try await StateHost(
-            objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("durable", kind: .int, default: .int(0), persisted: true)])],
-            configuration: HostConfiguration(name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .file("\(folder.path)/bench.sqlite"), logger: BenchLogger.quiet)
+            objects: [
+                ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("durable", kind: .int, default: .int(0), persisted: true)])
+            ],
+            configuration: HostConfiguration(
+                name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .file("\(folder.path)/bench.sqlite"),
+                logger: BenchLogger.quiet)
         )
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let commitsBefore = host.statistics.persistenceCommits
-        let writer = try workers.start("durable", ["--control", host.controlEndpoint, "--count", "\(writes)", "--window", "\(window)"], name: "durable writer")
+        let writer = try workers.start(
+            "durable", ["--control", host.controlEndpoint, "--count", "\(writes)", "--window", "\(window)"], name: "durable writer")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         let commits = host.statistics.persistenceCommits - commitsBefore
         let seconds = Double(result.uint("elapsed") ?? 0) / 1e9
@@ -43,7 +48,9 @@ struct DurableBench {
             writes: writes, window: window,
             writesPerSecond: seconds > 0 ? Double(result.int("accepted") ?? 0) / seconds : 0,
             commits: commits, complete: complete,
-            problem: complete ? nil : "acknowledged \(result.fields["accepted"] ?? "?") of \(writes) (first error: \(result.fields["error"] ?? "?")); host holds the last write: \(finalOK)"
+            problem: complete
+                ? nil
+                : "acknowledged \(result.fields["accepted"] ?? "?") of \(writes) (first error: \(result.fields["error"] ?? "?")); host holds the last write: \(finalOK)"
         )
     }
 }

@@ -32,12 +32,14 @@ struct EchoBench {
         defer { folder.remove() }
         let host = try await StateHost(
             objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("echo", kind: .int, default: .int(0))])],
-            configuration: HostConfiguration(name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+            configuration: HostConfiguration(
+                name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
         )
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
-        let writer = try workers.start("echo", ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"], name: "echo view")
+        let writer = try workers.start(
+            "echo", ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"], name: "echo view")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         var outcome = Self.outcome(result)
         let expected = Value.int(Int64(writes + warmup))
@@ -60,7 +62,9 @@ struct EchoBench {
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let size = 8 + PayloadKind.int.valueBytes
-        let writer = try workers.start("raw-echo", ["--control", control, "--updates", updates, "--count", "\(writes)", "--warmup", "\(warmup)", "--size", "\(size)"], name: "raw echo")
+        let writer = try workers.start(
+            "raw-echo", ["--control", control, "--updates", updates, "--count", "\(writes)", "--warmup", "\(warmup)", "--size", "\(size)"],
+            name: "raw echo")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         stop.set()
         let relayed = try await relay.value

@@ -55,7 +55,10 @@ enum HostWorker {
             while let line = readLine() {
                 guard line == "memory" else { continue }
                 let memory = MemoryUsage.read()
-                WorkerLine.emit("memory", ["peak": memory?.peakBytes ?? -1, "resident": memory?.residentBytes ?? -1, "sequence": host.sequence(of: ViewWorkers.object) ?? 0])
+                WorkerLine.emit(
+                    "memory",
+                    ["peak": memory?.peakBytes ?? -1, "resident": memory?.residentBytes ?? -1, "sequence": host.sequence(of: ViewWorkers.object) ?? 0]
+                )
             }
         }
     }

@@ -85,10 +85,12 @@ enum RawWorkers {
             } while Self.sequence(of: message) != sequence
             if index > warmup { histogram.record(BenchClock.now() - started) }
         }
-        WorkerLine.emit("result", [
-            "ok": wrong == 0, "accepted": warmup + writes, "wrong": wrong, "count": histogram.totalCount,
-            "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
-            "p999": histogram.valueAtPercentile(99.9), "max": histogram.max,
-        ])
+        WorkerLine.emit(
+            "result",
+            [
+                "ok": wrong == 0, "accepted": warmup + writes, "wrong": wrong, "count": histogram.totalCount,
+                "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
+                "p999": histogram.valueAtPercentile(99.9), "max": histogram.max
+            ])
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
-import StateBusLaunch
 import StateBus
+import StateBusLaunch
 import StateBusWire
 import ZeroMQ
 
@@ -41,13 +41,15 @@ struct ThroughputBench {
         defer { folder.remove() }
         let host = try await StateHost(
             objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("value", kind: kind.valueKind, default: kind.value(0))])],
-            configuration: HostConfiguration(name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+            configuration: HostConfiguration(
+                name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
         )
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let processes = try (0..<views).map { index in
-            try workers.start("view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"], name: "view \(index + 1)")
+            try workers.start(
+                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"], name: "view \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let started = BenchClock.now()
@@ -97,7 +99,9 @@ struct ThroughputBench {
         var subscribed = 0
         let deadline = ContinuousClock.now + .seconds(60)
         while subscribed < subscribers {
-            guard ContinuousClock.now < deadline else { throw BenchError("only \(subscribed) of \(subscribers) raw subscribers subscribed within 60 s") }
+            guard ContinuousClock.now < deadline else {
+                throw BenchError("only \(subscribed) of \(subscribers) raw subscribers subscribed within 60 s")
+            }
             guard try !poller.poll(timeout: .milliseconds(500)).isEmpty, let message = try publisher.tryReceive() else { continue }
             if message.bytes.first == 1 { subscribed += 1 }
         }
@@ -120,7 +124,9 @@ struct ThroughputBench {
             outcome.perView.append(seconds > 0 ? Double(updates) / seconds : 0)
             if !result.bool("ok") {
                 outcome.complete = false
-                outcome.problems.append("\(process.name): applied \(result.fields["applied"] ?? "?") of \(updates), resyncs \(result.fields["resyncs"] ?? "?"), final value right: \(result.fields["final"] ?? "?")")
+                outcome.problems.append(
+                    "\(process.name): applied \(result.fields["applied"] ?? "?") of \(updates), resyncs \(result.fields["resyncs"] ?? "?"), final value right: \(result.fields["final"] ?? "?")"
+                )
             }
         }
         return outcome

@@ -41,11 +41,13 @@ enum ViewWorkers {
         let applied = statistics.appliedUpdates - joined.appliedUpdates
         let snapshots = statistics.appliedSnapshots - joined.appliedSnapshots
         let finalOK = replica["value"] == kind.value(updates) && replica.sequence == target
-        WorkerLine.emit("result", [
-            "ok": applied == updates && snapshots == 0 && finalOK,
-            "applied": applied, "resyncs": snapshots, "final": finalOK,
-            "first": firstAt, "end": end,
-        ])
+        WorkerLine.emit(
+            "result",
+            [
+                "ok": applied == updates && snapshots == 0 && finalOK,
+                "applied": applied, "resyncs": snapshots, "final": finalOK,
+                "first": firstAt, "end": end
+            ])
     }
 
     /// Echo latency: writes `echo` = 1, 2, 3, … one at a time; each write's time runs from
@@ -75,12 +77,14 @@ enum ViewWorkers {
         for receipt in receipts where (try? await receipt.accepted()) != nil { accepted += 1 }
         let total = warmup + writes
         let inOrder = replica.sequence == startSequence + UInt64(total)
-        WorkerLine.emit("result", [
-            "ok": accepted == total && wrongValues == 0 && inOrder,
-            "accepted": accepted, "wrong": wrongValues, "count": histogram.totalCount,
-            "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
-            "p999": histogram.valueAtPercentile(99.9), "max": histogram.max,
-        ])
+        WorkerLine.emit(
+            "result",
+            [
+                "ok": accepted == total && wrongValues == 0 && inOrder,
+                "accepted": accepted, "wrong": wrongValues, "count": histogram.totalCount,
+                "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
+                "p999": histogram.valueAtPercentile(99.9), "max": histogram.max
+            ])
     }
 
     /// Late join: the time from creating the replica to holding the full snapshot, and the
@@ -93,10 +97,12 @@ enum ViewWorkers {
         defer { replica.close() }
         let count = replica.values.count
         let after = MemoryUsage.read()
-        WorkerLine.emit("result", [
-            "ok": count == properties, "count": count, "elapsed": joined - started,
-            "baseline": before?.residentBytes ?? -1, "peak": after?.peakBytes ?? -1, "resident": after?.residentBytes ?? -1,
-        ])
+        WorkerLine.emit(
+            "result",
+            [
+                "ok": count == properties, "count": count, "elapsed": joined - started,
+                "baseline": before?.residentBytes ?? -1, "peak": after?.peakBytes ?? -1, "resident": after?.residentBytes ?? -1
+            ])
     }
 
     /// Durable writes: `writes` writes to the persisted property `durable`, at most
@@ -123,9 +129,11 @@ enum ViewWorkers {
         }
         for receipt in inFlight { await settle(receipt) }
         let elapsed = BenchClock.now() - started
-        WorkerLine.emit("result", [
-            "ok": accepted == writes, "accepted": accepted, "elapsed": elapsed,
-            "error": (firstError ?? "none").replacingOccurrences(of: " ", with: "_"),
-        ])
+        WorkerLine.emit(
+            "result",
+            [
+                "ok": accepted == writes, "accepted": accepted, "elapsed": elapsed,
+                "error": (firstError ?? "none").replacingOccurrences(of: " ", with: "_")
+            ])
     }
 }

@@ -68,7 +68,8 @@ do {
         while let message = try dealer.tryReceive() {
             answered += 1
             guard !announced, let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes),
-                  case .writeReply(let answer) = reply.body, answer.accepted else { continue }
+                case .writeReply(let answer) = reply.body, answer.accepted
+            else { continue }
             announced = true
             // Unbuffered: the test waits for this line while the flood goes on.
             FileHandle.standardOutput.write(Data("flooding (ZMTP heartbeats \(heartbeats ? "on" : "off"))\n".utf8))
