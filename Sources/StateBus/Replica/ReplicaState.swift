@@ -78,7 +78,8 @@ struct ReplicaState: Sendable {
 
     /// Where the pending write with this id is: pending ids ascend, so a binary search.
     private func indexOfPending(_ id: UInt64) -> Int? {
-        var low = pending.startIndex, high = pending.endIndex
+        var low = pending.startIndex
+        var high = pending.endIndex
         while low < high {
             let middle = (low + high) / 2
             if pending[middle].id < id { low = middle + 1 } else { high = middle }
@@ -166,8 +167,10 @@ struct ReplicaState: Sendable {
     /// Applies one update batch at the next sequence number.
     /// - Parameter changed: receives the names whose visible value changed; a caller applying
     ///   many batches passes one set for all of them.
-    mutating func applyBatch(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String,
-                             changed: inout Set<String>) {
+    mutating func applyBatch(
+        sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String,
+        changed: inout Set<String>
+    ) {
         if pending.isEmpty && overlay.isEmpty {
             // The common case, no writes of this view in flight: what the view shows is what
             // the host sent, so skip the recomputation (and its sets) entirely.
@@ -188,7 +191,9 @@ struct ReplicaState: Sendable {
         changed.formUnion(applyBatchWithPendingWrites(sequence: sequence, changes: changes, origin: origin, writeID: writeID, myViewID: myViewID))
     }
 
-    private mutating func applyBatchWithPendingWrites(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String) -> Set<String> {
+    private mutating func applyBatchWithPendingWrites(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String)
+        -> Set<String>
+    {
         var shownBefore: [String: Value?] = [:]
         for change in changes where shownBefore[change.property] == nil { shownBefore[change.property] = .some(visibleValue(of: change.property)) }
         var touched = Set<String>()
@@ -232,7 +237,8 @@ struct ReplicaState: Sendable {
     mutating func takeUnsent(limit: Int = .max) -> [PendingWrite] {
         var unsent: [PendingWrite] = []
         // Pending ids ascend, so a binary search finds where the last call stopped.
-        var low = pending.startIndex, high = pending.endIndex
+        var low = pending.startIndex
+        var high = pending.endIndex
         while low < high {
             let middle = (low + high) / 2
             if pending[middle].id < nextUnsentID { low = middle + 1 } else { high = middle }
@@ -275,7 +281,9 @@ struct ReplicaState: Sendable {
         while acceptedQueueStart < acceptedQueue.count, acceptedQueue[acceptedQueueStart].sequence <= sequence {
             let id = acceptedQueue[acceptedQueueStart].id
             acceptedQueueStart += 1
-            if let index = indexOfPending(id), pending[index].acceptedSequence != nil {
+            // The write's own accepted sequence decides: a second answer (to a copy) may
+            // have moved it past this entry's.
+            if let index = indexOfPending(id), let accepted = pending[index].acceptedSequence, accepted <= sequence {
                 touched.formUnion(forgetPending(at: index).properties)
             }
         }
