@@ -44,11 +44,19 @@ public struct HostLimits: Sendable, Hashable {
         self.maxSubscriptionBytes = maxSubscriptionBytes
     }
 
+    /// The fewest publications a subscriber may have queued (1,000, libzmq's default): with
+    /// fewer, a view that falls a few milliseconds behind a burst of small publications loses
+    /// one and resynchronises (measured: a 64-message queue made `statebus bench` views resync
+    /// at 200,000 Int updates).
+    public static let minimumSubscriberQueueMessages = 1_000
+
     /// The updates socket's send high-water mark: how many publications one subscriber may
-    /// have queued, so that they hold at most ``subscriberQueueBytes`` when each is as large
-    /// as a publication or a property may be. The worst case, every queued publication one
-    /// batch of ``maxObjectBytes``, is this times ``maxObjectBytes``.
+    /// have queued: ``subscriberQueueBytes`` ÷ the larger of ``maxPublicationBytes`` and
+    /// ``maxPropertyBytes``, but at least ``minimumSubscriberQueueMessages``. So a stopped
+    /// subscriber holds up at most this many publications: ``subscriberQueueBytes`` when
+    /// they are small, and up to this × ``maxPropertyBytes`` when each carries one of the
+    /// largest values (1,000 × 256 KB values: 256 MB); lower ``maxPropertyBytes`` to tighten it.
     public var subscriberQueueMessages: Int {
-        max(1, subscriberQueueBytes / max(1, maxPublicationBytes, maxPropertyBytes))
+        max(Self.minimumSubscriberQueueMessages, subscriberQueueBytes / max(1, maxPublicationBytes, maxPropertyBytes))
     }
 }

@@ -30,6 +30,12 @@ final class HostServer {
     private var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
     private var clients: ClientTable
+    /// The last sequence published per object, which heartbeats announce.
+    private var publishedSequences: [String: UInt64] = [:]
+    /// Each object's sequence when the server started (what a snapshot served before any
+    /// publication holds).
+    private let restoredSequences: [String: UInt64]
+    private let objectNames: [String]
     private let welcome: Statebus_V1_Welcome
     /// Which subscriptions the updates socket admits.
     private let subscriptionGate: SubscriptionGate
@@ -48,6 +54,8 @@ final class HostServer {
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
         commitPipeline = CommitPipeline(truth: state, persistence: persistence)
+        restoredSequences = state.inner.withLock { inner in inner.stores.mapValues(\.sequence) }
+        objectNames = objects.map(\.name)
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         self.state = state
         self.configuration = configuration
@@ -487,6 +495,7 @@ final class HostServer {
                 }
                 return wire
             }
+            if let last = pending[start..<end].last { publishedSequences[object] = last.sequence }
             start = end
             if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
                 counters.publicationsToDrop.subtract(1, ordering: .relaxed)
@@ -576,13 +585,14 @@ final class HostServer {
         // it (they did: a flood of joins, or one busy object, made idle views go stale).
         var heartbeat = Statebus_V1_Heartbeat()
         heartbeat.epoch = state.epoch
-        heartbeat.sequences = state.inner.withLock { inner in
-            inner.stores.values.map { store in
-                var sequence = Statebus_V1_ObjectSequence()
-                sequence.object = store.definition.name
-                sequence.sequence = store.sequence
-                return sequence
-            }
+        // The sequences published, not the stores' own: the host's code may apply a batch
+        // on another thread between the publish above and this line, and a heartbeat naming
+        // a sequence not yet published sends every view into a resync.
+        heartbeat.sequences = objectNames.map { name in
+            var sequence = Statebus_V1_ObjectSequence()
+            sequence.object = name
+            sequence.sequence = publishedSequences[name] ?? restoredSequences[name] ?? 0
+            return sequence
         }
         var publication = Statebus_V1_Publication()
         publication.protocolVersion = StateBusProtocol.version
