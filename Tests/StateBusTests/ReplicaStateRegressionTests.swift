@@ -1,6 +1,7 @@
-@testable import StateBus
 import StateBusWire
 import Testing
+
+@testable import StateBus
 
 /// Cases the property tests of ``ReplicaState`` found, kept as plain tests.
 @Suite("ReplicaState: cases found by the property tests")
