@@ -22,6 +22,7 @@ struct WritePathTests {
                 do { return .success(try await receipt.accepted()) } catch let error as StateBusError { return .failure(error) }
             }
             group.addTask {
+                // The verdict's deadline: the race ends the wait, it does not synchronise.
                 try await Task.sleep(for: timeout)
                 return nil
             }
@@ -183,6 +184,8 @@ struct WritePathTests {
         let ping = try RawClient.request(.ping(Statebus_V1_Ping())).serializedBytes() as [UInt8]
         let deadline = ContinuousClock.now + .seconds(30)
         var sent = 0
+        // A full socket backs off 1 ms before the next try: back-pressure on the flood, not a
+        // synchronisation (the loop ends on the host's counter or its deadline).
         while host.statistics.droppedClients == 0, ContinuousClock.now < deadline {
             if try flooder.send(ping, wait: false) { sent += 1 } else { try await Task.sleep(for: .milliseconds(1)) }
             // Other clients are served all along.
