@@ -21,6 +21,9 @@ final class ReplicaTarget {
     private var truth: StandInTruth
     private var replicaIdentity: [UInt8]?
     private(set) var served: [String: Int] = [:]
+    /// Inputs and answers the stand-in's sockets would not take at once (a full queue):
+    /// dropped, as on a lossy link, and reported with the run's figures.
+    private(set) var unsent = 0
 
     init(corpus: [FuzzInput], using random: inout SeededRandom) throws {
         folder = try FuzzSupport.temporaryFolder("sbfuzz-replica")
@@ -48,18 +51,22 @@ final class ReplicaTarget {
 
     /// Sends one input, then serves whatever the replica asked.
     func send(_ input: FuzzInput) throws {
-        // Fuzz inputs the sockets will not take are dropped on purpose, as on a lossy link:
-        // the harness tests what the replica makes of what does arrive. (Counting them is
-        // left for the next session.)
+        // Fuzz inputs the sockets will not take are dropped on purpose, as on a lossy link
+        // (counted in `unsent`): the harness tests what the replica makes of what arrives.
         switch input.channel {
         case .publication where !input.frames.isEmpty:
-            _ = try updates.send(multipart: input.frames, wait: false)
+            count(try updates.send(multipart: input.frames, wait: false))
         case .reply where !input.frames.isEmpty:
-            if let replicaIdentity { _ = try control.send(multipart: [replicaIdentity] + input.frames, wait: false) }
+            if let replicaIdentity { count(try control.send(multipart: [replicaIdentity] + input.frames, wait: false)) }
         default:
             break
         }
         try serve(timeout: nil)
+    }
+
+    /// Counts a send the socket did not take.
+    private func count(_ sent: Bool) {
+        if !sent { unsent += 1 }
     }
 
     /// Answers hello and snapshot requests and join subscriptions, as a host would.
@@ -101,7 +108,7 @@ final class ReplicaTarget {
                 continue
             }
             served[reply.welcome.epoch != 0 ? "welcome" : "snapshot", default: 0] += 1
-            _ = try control.send(multipart: [frames[0].bytes, try reply.serializedBytes()], wait: false)
+            count(try control.send(multipart: [frames[0].bytes, try reply.serializedBytes()], wait: false))
         }
         while let message = try updates.tryReceive() {
             let bytes = message.bytes
@@ -110,7 +117,7 @@ final class ReplicaTarget {
             publication.protocolVersion = StateBusProtocol.version
             publication.joinMarker.viewID = String(decoding: bytes.dropFirst(3).dropLast(), as: UTF8.self)
             publication.joinMarker.epoch = truth.epoch
-            _ = try updates.send(multipart: [Array(bytes.dropFirst()), try publication.serializedBytes()], wait: false)
+            count(try updates.send(multipart: [Array(bytes.dropFirst()), try publication.serializedBytes()], wait: false))
             served["marker", default: 0] += 1
         }
     }
@@ -127,7 +134,7 @@ final class ReplicaTarget {
                 var publication = Statebus_V1_Publication()
                 publication.protocolVersion = StateBusProtocol.version
                 publication.heartbeat.epoch = truth.epoch
-                _ = try updates.send(multipart: [Array("hb".utf8) + [0], try publication.serializedBytes()], wait: false)
+                count(try updates.send(multipart: [Array("hb".utf8) + [0], try publication.serializedBytes()], wait: false))
                 nextHeartbeat = ContinuousClock.now + .milliseconds(200)
             }
             try serve(timeout: .milliseconds(20))

@@ -24,12 +24,19 @@ struct PersistedCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() throws {
-        let stored: [StoredProperty]
+        let contents: StoredContents
         do {
-            stored = try SQLitePropertyStore(path: database, readOnly: true).loadAll()
-                .sorted { ($0.object, $0.property) < ($1.object, $1.property) }
+            contents = try SQLitePropertyStore(path: database, readOnly: true).load()
         } catch {
             throw ValidationError(error.description)
+        }
+        let stored = contents.properties.sorted { ($0.object, $0.property) < ($1.object, $1.property) }
+        // A damaged row is named, not fatal: the host skips it the same way.
+        for row in contents.unreadable {
+            FileHandle.standardError.write(
+                Data(
+                    "warning: \(row.object).\(row.property) in \(database) cannot be read (\(row.reason)); a host starts it from its default and overwrites the row at its next write\n"
+                        .utf8))
         }
         if output.json {
             var objects: [String: [String: Value]] = [:]

@@ -27,21 +27,25 @@ struct PartitionTests {
         guard let link = try Link.make() else { return }
         defer { link.remove() }
         let statebus = try BuiltProducts.executable("statebus").path
-        // The namespaces are ours alone, so fixed ports cannot collide with anything.
-        let control = "tcp://\(link.hostAddress):7000"
         let host = try link.run(
             in: link.hostNamespace, name: "host",
             [
-                statebus, "host", "--control", control, "--updates", "tcp://\(link.hostAddress):7001",
+                statebus, "host", "--control", "tcp://\(link.hostAddress):*",
                 "--object", "Counter", "--property", "count:int=0", "--no-persistence", "--print-changes",
                 "--heartbeat-ms", "\(Self.heartbeatMilliseconds)"
             ])
         defer { host.terminate() }
-        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        // The port the host was given, from its "ready control=… updates=…" line (the updates
+        // endpoint is derived from the control one and announced in the welcome).
+        let ready = try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        guard let control = ready.split(separator: " ").first(where: { $0.hasPrefix("control=") })?.dropFirst("control=".count) else {
+            Issue.record("no control endpoint in the host's ready line: \(ready)")
+            return
+        }
         let view = try link.run(
             in: link.viewNamespace, name: "view",
             [
-                statebus, "watch", "--json", "--edits", "--control", control, "--object", "Counter"
+                statebus, "watch", "--json", "--edits", "--control", String(control), "--object", "Counter"
             ])
         defer { view.terminate() }
         try await view.waitForLine("the view live across the link") { $0.contains(#""connection":"live""#) }

@@ -19,13 +19,11 @@ final class HostServer {
     let updatesEndpoint: String
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
-    /// The group commit that runs before every publication.
-    private let commitPipeline: CommitPipeline
-    /// Accepted writes answered after this turn's group commit: those to persisted
-    /// properties (`durable`), and any write queued behind one, so replies keep their order
-    /// and a burst mixing both kinds still commits once.
-    private var waitingReplies:
-        [(identity: [UInt8], requestID: UInt64, reply: Statebus_V1_WriteReply, durable: Bool, view: String, writeID: UInt64)] = []
+    /// Holds what waits for a group commit and runs the transactions.
+    private var commitPipeline: CommitPipeline!
+    /// Answers to the writes handled since the last publication, in order: each goes out
+    /// with its batch (``publishPending()``), at the end of the loop turn at the latest.
+    private var turnReplies: [PendingReply] = []
     /// The answers given to recent writes, so a write sent again is not applied twice.
     private var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
@@ -53,7 +51,6 @@ final class HostServer {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
-        commitPipeline = CommitPipeline(truth: state, persistence: persistence)
         restoredSequences = state.inner.withLock { inner in inner.stores.mapValues(\.sequence) }
         objectNames = objects.map(\.name)
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
@@ -98,11 +95,30 @@ final class HostServer {
         welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
         self.welcome = welcome
 
+        // The commit thread wakes the loop when a transaction finished.
+        let server = LoopBound(WeakReference(self), on: thread)
+        commitPipeline = CommitPipeline(truth: state, persistence: persistence) {
+            _ = server.loop.execute { _ in server.value.object?.publishPending() }
+        }
+        // Answers that the file remembers from the previous host: a copy of such a write,
+        // sent again by a view that never heard the answer, is answered, not applied again.
+        for stored in persistence?.storedAnswers ?? [] {
+            var reply = Statebus_V1_WriteReply()
+            reply.writeID = stored.writeID
+            reply.accepted = true
+            // Applied in an earlier epoch, so already in this epoch's first snapshot.
+            reply.sequence = restoredSequences[stored.object] ?? 0
+            ledger.record(view: stored.view, writeID: stored.writeID, answer: .init(reply: reply, durable: true, digest: stored.digest))
+        }
         // At stop: commit and publish what is queued (a host update just before stop is not
-        // lost), then free the database for the next host.
+        // lost), waiting for the transactions, then free the database for the next host.
         thread.onShutdown { [unowned self] in
             self.publishPending()
-            self.persistence?.store.close()
+            while !self.commitPipeline.isIdle {
+                self.commitPipeline.waitForRunningTransaction()
+                self.publishPending()
+            }
+            self.persistence?.writer.close()
         }
         thread.register(control) { [unowned self] in self.controlReadable() }
         thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
@@ -137,8 +153,9 @@ final class HostServer {
     // MARK: Control channel
 
     private func controlReadable() {
-        // Everything drained in this turn that waits for durability commits together.
-        defer { if !waitingReplies.isEmpty { publishPending() } }
+        // Everything handled in this turn is published (and its answers sent) together; what
+        // waits for durability joins the next group commit.
+        defer { if !turnReplies.isEmpty { publishPending() } }
         drainBacklogs()
         for _ in 0..<256 {
             let frames: [ZeroMQ.Message]
@@ -187,7 +204,7 @@ final class HostServer {
                 handle(identity: identity, payload: request)
             }
         }
-        if !waitingReplies.isEmpty { publishPending() }
+        if !turnReplies.isEmpty { publishPending() }
     }
 
     /// Forgets a client whose backlog passed its bound: it does not read its replies.
@@ -304,17 +321,20 @@ final class HostServer {
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
             if !write.viewID.isEmpty, let earlier = ledger.answer(to: write) {
-                // A copy of a write already handled (sent again after a reconnect): answer it
-                // as the first time, change nothing.
-                answer(earlier.reply, durable: earlier.durable, to: identity, requestID: requestID, view: write.viewID)
+                // A copy of a write already handled (sent again after a reconnect, or to the
+                // next host after a crash): answered as the first time, nothing changed.
+                counters.duplicateWrites.add(1, ordering: .relaxed)
+                turnReplies.append(
+                    PendingReply(
+                        identity: identity, requestID: requestID, reply: earlier.reply, object: write.object, sequence: 0, durable: earlier.durable,
+                        view: write.viewID, writeID: write.writeID, digest: earlier.digest, isCopy: true))
                 return
             }
+            let digest = WriteDigest.of(object: write.object, changes: write.changes)
             var durable = false
             defer {
                 if !write.viewID.isEmpty {
-                    ledger.record(
-                        view: write.viewID, writeID: write.writeID,
-                        answer: .init(reply: writeReply, durable: durable, changes: write.changes, object: write.object))
+                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, digest: digest))
                 }
             }
             do {
@@ -324,31 +344,17 @@ final class HostServer {
                 writeReply.accepted = true
                 writeReply.sequence = result.sequence
                 durable = persistence?.touchesPersisted(write.object, changes.map(\.property)) ?? false
-                if durable || !waitingReplies.isEmpty {
-                    // Acknowledged only once durable: answered after the group commit at the
-                    // end of this turn (`controlReadable`).
-                    waitingReplies.append((identity, requestID, writeReply, durable, write.viewID, write.writeID))
-                    return
-                }
-                publishPending()
+                // Answered with its batch's publication: at the end of this loop turn, or,
+                // when it waits for durability, once its group commit is done.
+                turnReplies.append(
+                    PendingReply(
+                        identity: identity, requestID: requestID, reply: writeReply, object: write.object, sequence: result.sequence,
+                        durable: durable, view: write.viewID, writeID: write.writeID, digest: digest, isCopy: false))
+                return
             } catch {
                 counters.writesRejected.add(1, ordering: .relaxed)
                 writeReply.rejection = error.wire
             }
-        }
-        var reply = Statebus_V1_Reply()
-        reply.writeReply = writeReply
-        send(reply, to: identity, requestID: requestID)
-    }
-
-    /// Answers a copy of a write with the first copy's answer; behind any answers still
-    /// waiting for this turn's commit, so answers keep their order and none precedes its
-    /// durability.
-    private func answer(_ writeReply: Statebus_V1_WriteReply, durable: Bool, to identity: [UInt8], requestID: UInt64, view: String) {
-        counters.duplicateWrites.add(1, ordering: .relaxed)
-        if !waitingReplies.isEmpty {
-            waitingReplies.append((identity, requestID, writeReply, durable, view, writeReply.writeID))
-            return
         }
         var reply = Statebus_V1_Reply()
         reply.writeReply = writeReply
@@ -453,20 +459,43 @@ final class HostServer {
 
     // MARK: Updates channel
 
-    /// Commits the persisted properties of every queued batch (one transaction), then
-    /// publishes the batches and answers the writes that waited.
+    /// Publishes every queued batch that needs no commit, with the answers of the writes
+    /// that made them; holds the rest for the group commit (``CommitPipeline``), and
+    /// publishes and answers the groups whose transaction has finished.
     ///
-    /// Publication follows the commit: a view never sees a persisted value the host could
-    /// still lose, so a view that restarts with the host sees nothing go backwards. The cost
-    /// is one fsync of latency on an update that touches a persisted property.
+    /// Publication follows the commit: a view never hears a persisted value in an update
+    /// before the host's file holds it, so a view that restarts with the host sees nothing go
+    /// backwards. The cost is one fsync of latency on an update that touches a persisted
+    /// property; other objects' updates are not held up by it.
     func publishPending() {
-        let outcome = commitPipeline.run()
-        if let persistence { counters.persistenceCommits.store(persistence.store.commitCount, ordering: .relaxed) }
-        defer {
-            answerWaitingWrites(failure: outcome.failure)
-            for (waiter, error) in outcome.waiters { waiter(error) }
+        let replies = turnReplies
+        turnReplies.removeAll()
+        var releases = [commitPipeline.take(replies: replies)]
+        releases += commitPipeline.advance()
+        if let persistence { counters.persistenceCommits.store(persistence.writer.commitCount, ordering: .relaxed) }
+        var compensated = false
+        for release in releases {
+            publish(release.batches, undurable: release.undurableBatches)
+            answer(release.replies, failure: release.failure)
+            for (waiter, durable) in release.waiters {
+                guard let failure = release.failure, durable else {
+                    waiter(nil)
+                    continue
+                }
+                waiter(
+                    StateBusError(
+                        .persistenceFailed,
+                        "the host could not make the change durable, so its persisted properties were set back to their stored values: \(failure)"))
+            }
+            if release.failure != nil { compensated = true }
         }
-        let pending = outcome.batches
+        // A failed commit queued compensating batches: they restore what the file holds, so
+        // they go out at once.
+        if compensated { publishPending() }
+    }
+
+    /// Publishes batches in sequence order, several per publication.
+    private func publish(_ pending: [AppliedBatch], undurable: Set<CommitPipeline.BatchKey>) {
         var start = 0
         while start < pending.count {
             let object = pending[start].object
@@ -487,9 +516,7 @@ final class HostServer {
                 // whose commit failed is published (its compensation follows) but not
                 // accepted, so it travels without its origin: its view hears the
                 // persistenceFailed reply instead.
-                if outcome.failure != nil, batch.origin != nil,
-                    persistence?.touchesPersisted(batch.object, batch.changes.map(\.change.property)) == true
-                {
+                if !undurable.isEmpty, undurable.contains(CommitPipeline.BatchKey(object: batch.object, sequence: batch.sequence)) {
                     wire.origin = ""
                     wire.writeID = 0
                 }
@@ -505,14 +532,17 @@ final class HostServer {
         }
     }
 
-    /// Answers the writes that waited for the group commit: accepted, or, for those that
-    /// touched persisted properties when the commit failed, `persistenceFailed`.
-    private func answerWaitingWrites(failure: PersistenceError?) {
-        let waiting = waitingReplies
-        waitingReplies.removeAll()
-        for (identity, requestID, var writeReply, durable, view, writeID) in waiting {
-            if let failure, durable {
+    /// Sends write answers: accepted, or, for those that touched persisted properties when
+    /// their commit failed, `persistenceFailed`. A copy gets its first copy's answer as it
+    /// stands now.
+    private func answer(_ replies: [PendingReply], failure: PersistenceError?) {
+        for pending in replies {
+            var writeReply = pending.reply
+            if pending.isCopy {
+                writeReply = ledger.answer(view: pending.view, writeID: pending.writeID)?.reply ?? writeReply
+            } else if let failure, pending.durable {
                 writeReply.accepted = false
+                writeReply.sequence = 0
                 writeReply.rejection =
                     StateBusError(
                         .persistenceFailed,
@@ -520,11 +550,11 @@ final class HostServer {
                     ).wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
-                if !view.isEmpty { ledger.update(view: view, writeID: writeID, reply: writeReply) }
+                if !pending.view.isEmpty { ledger.update(view: pending.view, writeID: pending.writeID, reply: writeReply) }
             }
             var reply = Statebus_V1_Reply()
             reply.writeReply = writeReply
-            send(reply, to: identity, requestID: requestID)
+            send(reply, to: pending.identity, requestID: pending.requestID)
         }
     }
 
@@ -599,4 +629,11 @@ final class HostServer {
         publication.heartbeat = heartbeat
         publish(publication, topic: Topic.heartbeat)
     }
+}
+
+/// A reference that does not keep its object alive (the commit thread's way back to the
+/// server, which must not keep a stopped host's server).
+private final class WeakReference<Object: AnyObject> {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
 }

@@ -12,13 +12,20 @@ final class SourceOfTruth: Sendable {
         var unpublished: [AppliedBatch] = []
         /// Told the outcome of the group commit of the batches queued before them (for
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
-        var durabilityWaiters: [(object: String, properties: [String], waiter: DurabilityWaiter)] = []
+        var durabilityWaiters: [DurabilityEntry] = []
         var publishScheduled = false
     }
 
     /// Called on the loop thread with `nil` once a batch is durable (or needed no commit), or
     /// with the `persistenceFailed` error that undid it.
     typealias DurabilityWaiter = @Sendable (StateBusError?) -> Void
+
+    /// A waiter and the batch it waits for.
+    struct DurabilityEntry {
+        var object: String
+        var sequence: UInt64
+        var waiter: DurabilityWaiter
+    }
 
     let epoch: UInt64
     let inner: Mutex<Inner>
@@ -62,7 +69,7 @@ final class SourceOfTruth: Sendable {
             // the change copy every value of the object.
             let sequence = inner.stores[object]!.apply(resolved)
             inner.unpublished.append(AppliedBatch(object: object, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
-            if let whenDurable { inner.durabilityWaiters.append((object, changes.map(\.property), whenDurable)) }
+            if let whenDurable { inner.durabilityWaiters.append(DurabilityEntry(object: object, sequence: sequence, waiter: whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
             return .success((sequence, schedule))
@@ -76,7 +83,7 @@ final class SourceOfTruth: Sendable {
     }
 
     /// Takes every queued batch, in order, with the waiters queued alongside them.
-    func takeUnpublished() -> (batches: [AppliedBatch], waiters: [(object: String, properties: [String], waiter: DurabilityWaiter)]) {
+    func takeUnpublished() -> (batches: [AppliedBatch], waiters: [DurabilityEntry]) {
         inner.withLock { inner in
             inner.publishScheduled = false
             defer {

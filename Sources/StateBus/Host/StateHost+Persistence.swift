@@ -17,16 +17,15 @@ extension StateHost {
     public func applyDurably(_ changes: [PropertyChange], to object: String) async throws(StateBusError) -> UInt64 {
         let outcome = DurabilityOutcome()
         let applied = try state.apply(changes, to: object, fromView: nil, writeID: 0, whenDurable: outcome.record)
-        // The batch is queued before this runs, so the group commit that runs here (or an
-        // earlier one still running on the loop thread) has answered it when `submit` returns.
+        // The batch is queued with its waiter: the publication this schedules (or one already
+        // scheduled) holds it for its group commit and answers the waiter when that is done,
+        // or at the host's stop.
         let engine = self.engine
-        _ = try? await loop.submit { _ in engine.value.publishPending() }
-        switch outcome.result {
-        case .some(nil): return applied.sequence
-        case .some(let error?): throw error
-        case nil:
-            throw StateBusError(.closed, "the host stopped before it could confirm that the change to '\(object)' is durable", object: object)
+        if !loop.execute({ _ in engine.value.publishPending() }) {
+            outcome.record(StateBusError(.closed, "the host stopped before it could confirm that the change to '\(object)' is durable", object: object))
         }
+        if let error = await outcome.result() { throw error }
+        return applied.sequence
     }
 
     /// Updates a property like ``update(_:to:at:in:)`` and returns once it is durable and published.
@@ -44,18 +43,44 @@ extension StateHost {
     @_spi(Testing)
     public func fillDiskForTesting() async throws {
         let engine = self.engine
-        try await loop.submit { _ in try (engine.value.persistence?.store as? SQLitePropertyStore)?.forbidGrowthForTesting() }
+        try await loop.submit { _ in try engine.value.persistence?.writer.forbidGrowthForTesting() }
     }
 }
 
-/// The outcome of one batch's group commit, set on the loop thread, read by the writer.
+/// The outcome of one batch's group commit: set once on the loop thread, awaited by the
+/// writer.
 private final class DurabilityOutcome: Sendable {
-    private let stored = Mutex<StateBusError??>(nil)
+    private enum State {
+        case waiting(CheckedContinuation<StateBusError?, Never>?)
+        case answered(StateBusError?)
+    }
 
-    /// `nil`: not answered yet; `.some(nil)`: durable; `.some(error)`: failed.
-    var result: StateBusError?? { stored.withLock { $0 } }
+    private let state = Mutex<State>(.waiting(nil))
 
+    /// Records the outcome (`nil`: durable); later calls are ignored.
     var record: SourceOfTruth.DurabilityWaiter {
-        { [self] error in stored.withLock { $0 = .some(error) } }
+        { [self] error in
+            let waiting = state.withLock { state -> CheckedContinuation<StateBusError?, Never>? in
+                guard case .waiting(let continuation) = state else { return nil }
+                state = .answered(error)
+                return continuation
+            }
+            waiting?.resume(returning: error)
+        }
+    }
+
+    /// Waits for the outcome.
+    func result() async -> StateBusError? {
+        await withCheckedContinuation { continuation in
+            let answered = state.withLock { state -> StateBusError?? in
+                switch state {
+                case .answered(let error): return .some(error)
+                case .waiting:
+                    state = .waiting(continuation)
+                    return nil
+                }
+            }
+            if let answered { continuation.resume(returning: answered) }
+        }
     }
 }

@@ -12,8 +12,10 @@ import StateBusWire
 /// A write counts as a copy only when its view id, write id and changes all match one
 /// recorded here: a process that reuses a view id after a restart (its write ids start over)
 /// sends different changes and is not mistaken for a copy. The changes are kept as a digest
-/// (a hash of the object and the changes), never as values, so what a client writes does not
-/// stay in the host's memory. The ledger keeps the last ``answersPerView`` answers of each
+/// (``WriteDigest``), never as values, so what a client writes does not stay in the host's
+/// memory. The answers to durable writes are also stored with their values (``StoredAnswer``)
+/// and come back here when a host starts, so a copy sent to the next host is not applied
+/// twice either. The ledger keeps the last ``answersPerView`` answers of each
 /// view, forgets the least recently active views beyond ``maximumViews``, and holds at most
 /// ``maximumBytes`` of answers in all, the oldest evicted first; a copy older than that is
 /// applied again, as before the ledger.
@@ -24,23 +26,20 @@ struct WriteLedger {
     struct Answer {
         var reply: Statebus_V1_WriteReply
         var durable: Bool
-        /// A hash of the write's object and changes, to tell a copy from a different write
-        /// with the same id. Hashed with this process's random seed: unguessable, and the
-        /// ledger lives as long as the process.
-        let digest: Int
+        /// A digest of the write's object and changes (``WriteDigest``), to tell a copy
+        /// from a different write with the same id.
+        let digest: UInt64
 
         /// Records an answer to a write of `changes` to `object`.
         init(reply: Statebus_V1_WriteReply, durable: Bool, changes: [Statebus_V1_Change], object: String) {
-            self.reply = reply
-            self.durable = durable
-            self.digest = Self.digest(object: object, changes: changes)
+            self.init(reply: reply, durable: durable, digest: WriteDigest.of(object: object, changes: changes))
         }
 
-        static func digest(object: String, changes: [Statebus_V1_Change]) -> Int {
-            var hasher = Hasher()
-            hasher.combine(object)
-            hasher.combine(changes)
-            return hasher.finalize()
+        /// Records an answer whose digest is known (read back from the database).
+        init(reply: Statebus_V1_WriteReply, durable: Bool, digest: UInt64) {
+            self.reply = reply
+            self.durable = durable
+            self.digest = digest
         }
 
         /// What the answer costs in memory: its fixed part and the rejection's text.
@@ -73,7 +72,7 @@ struct WriteLedger {
     /// The answer given to this very write before, if `write` is a copy of it.
     func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
         guard let answer = views[write.viewID]?.answers[write.writeID],
-            answer.digest == Answer.digest(object: write.object, changes: write.changes)
+            answer.digest == WriteDigest.of(object: write.object, changes: write.changes)
         else { return nil }
         return answer
     }
@@ -124,6 +123,9 @@ struct WriteLedger {
             orderStart = 0
         }
     }
+
+    /// The answer recorded for a view's write, whatever its changes.
+    func answer(view: String, writeID: UInt64) -> Answer? { views[view]?.answers[writeID] }
 
     /// Replaces a recorded answer (a commit failed after the write was accepted).
     mutating func update(view: String, writeID: UInt64, reply: Statebus_V1_WriteReply) {

@@ -71,6 +71,11 @@ public final class SQLitePropertyStore: PropertyStore {
                 try execute(
                     "CREATE TABLE IF NOT EXISTS properties (object TEXT NOT NULL, property TEXT NOT NULL, value BLOB NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (object, property)) WITHOUT ROWID"
                 )
+                // A rowid table: the rowid grows with every insert (a replaced row gets a new
+                // one), so the oldest answers are the smallest rowids.
+                try execute(
+                    "CREATE TABLE IF NOT EXISTS answers (view TEXT NOT NULL, write_id INTEGER NOT NULL, digest INTEGER NOT NULL, object TEXT NOT NULL, UNIQUE (view, write_id))"
+                )
             }
         } catch {
             close()
@@ -128,50 +133,61 @@ public final class SQLitePropertyStore: PropertyStore {
 
     // MARK: Reading and writing
 
-    /// Every stored property.
-    public func loadAll() throws(PersistenceError) -> [StoredProperty] {
+    /// Every stored property that can be read, the rows that cannot, and the stored answers.
+    public func load() throws(PersistenceError) -> StoredContents {
         let statement = try prepare("SELECT object, property, value, version FROM properties")
         defer { sqlite3_finalize(statement) }
-        var stored: [StoredProperty] = []
+        var contents = StoredContents(properties: [])
         while true {
             let step = sqlite3_step(statement)
             if step == SQLITE_DONE { break }
             guard step == SQLITE_ROW else { throw failure(step, doing: "read") }
-            let object = String(cString: sqlite3_column_text(statement, 0))
-            let property = String(cString: sqlite3_column_text(statement, 1))
-            let bytes = Data(bytes: sqlite3_column_blob(statement, 2), count: Int(sqlite3_column_bytes(statement, 2)))
+            let object = Self.text(statement, 0)
+            let property = Self.text(statement, 1)
             let version = UInt64(bitPattern: sqlite3_column_int64(statement, 3))
-            guard let value = try? Value(serializedBytes: bytes) else {
-                throw PersistenceError(
-                    .corrupt, path: path, "the stored value of \(object).\(property) cannot be read; move the file aside to start empty")
+            let count = Int(sqlite3_column_bytes(statement, 2))
+            let bytes = sqlite3_column_blob(statement, 2).map { Data(bytes: $0, count: count) } ?? Data()
+            do {
+                let value = try Value(serializedBytes: bytes)
+                contents.properties.append(StoredProperty(object: object, property: property, value: value, version: version))
+            } catch {
+                contents.unreadable.append(UnreadableProperty(object: object, property: property, reason: "its \(count) stored bytes are not a value (\(error))"))
             }
-            stored.append(StoredProperty(object: object, property: property, value: value, version: version))
         }
-        return stored
+        contents.answers = try loadAnswers()
+        return contents
     }
 
-    /// Writes properties in one durable transaction.
-    public func save(_ properties: [StoredProperty]) throws(PersistenceError) {
-        guard !properties.isEmpty else { return }
+    private func loadAnswers() throws(PersistenceError) -> [StoredAnswer] {
+        // A file written before answers were stored has no table (and a reader cannot add it).
+        guard try scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'answers'") != "0" else { return [] }
+        let statement = try prepare("SELECT view, write_id, digest, object FROM answers")
+        defer { sqlite3_finalize(statement) }
+        var answers: [StoredAnswer] = []
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else { throw failure(step, doing: "read the stored answers") }
+            answers.append(
+                StoredAnswer(
+                    view: Self.text(statement, 0), writeID: UInt64(bitPattern: sqlite3_column_int64(statement, 1)),
+                    digest: UInt64(bitPattern: sqlite3_column_int64(statement, 2)), object: Self.text(statement, 3)))
+        }
+        return answers
+    }
+
+    /// A text column, empty when NULL (never a force-unwrapped C string).
+    private static func text(_ statement: OpaquePointer?, _ column: Int32) -> String {
+        sqlite3_column_text(statement, column).map { String(cString: $0) } ?? ""
+    }
+
+    /// Writes properties and answers in one durable transaction.
+    public func save(_ properties: [StoredProperty], answers: [StoredAnswer]) throws(PersistenceError) {
+        guard !properties.isEmpty || !answers.isEmpty else { return }
         try execute("BEGIN IMMEDIATE")
         do throws(PersistenceError) {
-            let statement = try prepare("INSERT OR REPLACE INTO properties (object, property, value, version) VALUES (?, ?, ?, ?)")
-            defer { sqlite3_finalize(statement) }
-            for property in properties {
-                let bytes: [UInt8]
-                do {
-                    bytes = try property.value.serializedBytes()
-                } catch {
-                    throw PersistenceError(.other, path: path, "cannot encode \(property.object).\(property.property): \(error)")
-                }
-                sqlite3_reset(statement)
-                sqlite3_bind_text(statement, 1, property.object, -1, csqlite_transient())
-                sqlite3_bind_text(statement, 2, property.property, -1, csqlite_transient())
-                _ = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
-                sqlite3_bind_int64(statement, 4, Int64(bitPattern: property.version))
-                let step = sqlite3_step(statement)
-                guard step == SQLITE_DONE else { throw failure(step, doing: "write") }
-            }
+            try insert(properties)
+            try insert(answers)
             try execute("COMMIT")
             commitCount += 1
         } catch {
@@ -180,12 +196,75 @@ public final class SQLitePropertyStore: PropertyStore {
         }
     }
 
+    private func insert(_ properties: [StoredProperty]) throws(PersistenceError) {
+        guard !properties.isEmpty else { return }
+        let statement = try prepare("INSERT OR REPLACE INTO properties (object, property, value, version) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(statement) }
+        for property in properties {
+            let bytes: [UInt8]
+            do {
+                bytes = try property.value.serializedBytes()
+            } catch {
+                throw PersistenceError(.other, path: path, "cannot encode \(property.object).\(property.property): \(error)")
+            }
+            sqlite3_reset(statement)
+            sqlite3_bind_text(statement, 1, property.object, -1, csqlite_transient())
+            sqlite3_bind_text(statement, 2, property.property, -1, csqlite_transient())
+            _ = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+            sqlite3_bind_int64(statement, 4, Int64(bitPattern: property.version))
+            let step = sqlite3_step(statement)
+            guard step == SQLITE_DONE else { throw failure(step, doing: "write") }
+        }
+    }
+
+    /// Stores answers, then forgets each view's answers older than its last
+    /// ``StoredAnswerLimits/perView`` and the oldest beyond ``StoredAnswerLimits/total``.
+    private func insert(_ answers: [StoredAnswer]) throws(PersistenceError) {
+        guard !answers.isEmpty else { return }
+        let statement = try prepare("INSERT OR REPLACE INTO answers (view, write_id, digest, object) VALUES (?, ?, ?, ?)")
+        defer { sqlite3_finalize(statement) }
+        var newest: [String: UInt64] = [:]
+        for answer in answers {
+            sqlite3_reset(statement)
+            sqlite3_bind_text(statement, 1, answer.view, -1, csqlite_transient())
+            sqlite3_bind_int64(statement, 2, Int64(bitPattern: answer.writeID))
+            sqlite3_bind_int64(statement, 3, Int64(bitPattern: answer.digest))
+            sqlite3_bind_text(statement, 4, answer.object, -1, csqlite_transient())
+            let step = sqlite3_step(statement)
+            guard step == SQLITE_DONE else { throw failure(step, doing: "write the answers") }
+            newest[answer.view] = max(newest[answer.view] ?? 0, answer.writeID)
+        }
+        let prune = try prepare("DELETE FROM answers WHERE view = ? AND write_id <= ?")
+        defer { sqlite3_finalize(prune) }
+        for (view, writeID) in newest where writeID > UInt64(StoredAnswerLimits.perView) {
+            sqlite3_reset(prune)
+            sqlite3_bind_text(prune, 1, view, -1, csqlite_transient())
+            sqlite3_bind_int64(prune, 2, Int64(bitPattern: writeID - UInt64(StoredAnswerLimits.perView)))
+            let step = sqlite3_step(prune)
+            guard step == SQLITE_DONE else { throw failure(step, doing: "forget old answers") }
+        }
+        try execute("DELETE FROM answers WHERE rowid <= (SELECT max(rowid) FROM answers) - \(StoredAnswerLimits.total)")
+    }
+
     /// Fault injection for tests: caps the file at its current number of pages, so the next
     /// transaction that needs a new page fails with `SQLITE_FULL`, as on a full disk.
     @_spi(Testing)
     public func forbidGrowthForTesting() throws(PersistenceError) {
         let pages = try scalarText("PRAGMA page_count")
         _ = try scalarText("PRAGMA max_page_count = \(pages)")
+    }
+
+    /// Fault injection for tests: stores `bytes` as a property's value as they are, so a
+    /// test can leave a row that does not decode (as a damaged file or another version would).
+    @_spi(Testing)
+    public func storeRawForTesting(object: String, property: String, bytes: [UInt8]) throws(PersistenceError) {
+        let statement = try prepare("INSERT OR REPLACE INTO properties (object, property, value, version) VALUES (?, ?, ?, 1)")
+        defer { sqlite3_finalize(statement) }
+        sqlite3_bind_text(statement, 1, object, -1, csqlite_transient())
+        sqlite3_bind_text(statement, 2, property, -1, csqlite_transient())
+        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(statement, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+        let step = sqlite3_step(statement)
+        guard step == SQLITE_DONE else { throw failure(step, doing: "write") }
     }
 
     // MARK: SQLite plumbing

@@ -94,6 +94,11 @@ final class ReplicaClient {
             fail(StateBusError(.other, "cannot connect to \(controlEndpoint): \(error)", object: object))
             return
         }
+        sayHello()
+    }
+
+    /// Sends a hello on the current connection (the welcome answers the latest one).
+    private func sayHello() {
         enter(.hello)
         var hello = Statebus_V1_Hello()
         hello.viewID = viewID
@@ -477,7 +482,11 @@ final class ReplicaClient {
             }
         case .hello, .snapshot:
             if now - phaseStarted > configuration.requestTimeout {
-                if phase == .snapshot { requestSnapshot() } else { connect() }
+                // Asked again on the same connection: libzmq reconnects it by itself, and a
+                // new connection would look like another replica to the host, which keeps
+                // our view id for the old one until its lease ends (a slow first welcome
+                // used to cost a whole lease).
+                if phase == .snapshot { requestSnapshot() } else if dealer != nil { sayHello() } else { connect() }
             }
         }
     }
