@@ -52,7 +52,9 @@ struct Worker {
                 host.map {
                     "replies \($0.replies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) blocked=\($0.blocked)"
                 }
-                ?? replica.map { "served \($0.served.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) unsent=\($0.unsent)" } ?? ""
+                ?? replica.map {
+                    "served \($0.served.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) unsent=\($0.unsent)"
+                } ?? ""
             let knownCounts = knownSeen.isEmpty ? "" : " known=\(knownSeen.values.reduce(0, +))"
             print(
                 "\(label) target=\(target) seed=\(seed) inputs=\(sent) (\(Int(Double(sent) / seconds))/s) bytes=\(bytes) checks=\(checks) rss=\(Int(rssStart))->\(Int(FuzzSupport.residentMiB()))MiB \(counts)\(knownCounts)"

@@ -47,6 +47,9 @@ struct HostCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The database for persisted properties (default: <state folder>/statebus/<name>.sqlite).")
     var database: String?
 
+    @Option(name: .long, help: "How long a commit waits for another process's lock on the database before its writes fail, in milliseconds.")
+    var databaseLockTimeoutMs: Int = 2000
+
     @Flag(name: .long, help: "Run without persistence: persisted properties start from their defaults.")
     var noPersistence = false
 
@@ -56,6 +59,9 @@ struct HostCommand: AsyncParsableCommand {
         }
         _ = try property.map(Self.parseProperty)
         guard heartbeatMs >= 0 else { throw ValidationError("--heartbeat-ms must be 0 or more, got \(heartbeatMs)") }
+        guard databaseLockTimeoutMs >= 0 else {
+            throw ValidationError("--database-lock-timeout-ms must be 0 or more, got \(databaseLockTimeoutMs)")
+        }
     }
 
     static func parseProperty(_ spec: String) throws -> PropertyDefinition {
@@ -104,15 +110,15 @@ struct HostCommand: AsyncParsableCommand {
             throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
         }
         let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
-        let host = try await StateHost(
-            objects: [definition],
-            configuration: HostConfiguration(
-                name: name,
-                controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
-                updatesEndpoint: updates,
-                heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
-                persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
-            ))
+        var configuration = HostConfiguration(
+            name: name,
+            controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
+            updatesEndpoint: updates,
+            heartbeatInterval: heartbeatMs == 0 ? nil : .milliseconds(heartbeatMs),
+            persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
+        )
+        configuration.databaseLockTimeout = .milliseconds(databaseLockTimeoutMs)
+        let host = try await StateHost(objects: [definition], configuration: configuration)
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
         let printer = Task { [printChanges, object] in
             guard printChanges else { return }

@@ -79,7 +79,8 @@ struct KillCycleTests {
         defer { for writer in writers { writer.process.terminate() } }
         for property in properties {
             let process = try NodeProcess(
-                executable: statebus, arguments: ["watch", "--json", "--edits", "--control", control, "--object", "Counter"], name: "view-\(property)")
+                executable: statebus, arguments: ["watch", "--json", "--edits", "--control", control, "--object", "Counter"], name: "view-\(property)"
+            )
             writers.append(Writer(property: property, process: process))
             try await process.waitForLine("view \(property) live") { $0.contains(#""connection":"live""#) }
         }
@@ -127,9 +128,11 @@ struct KillCycleTests {
         print(
             "kill cycles: \(Self.cycles) cycles, \(writers.map(\.linesSent).reduce(0, +)) durable writes, \(acknowledged) acknowledged, \(refused) refused, \(lost) lost, \(duplicates.count) applied twice, \(aborts) view aborts (\(tally.published) writes seen published)"
         )
-        #expect(duplicates.isEmpty, "writes published twice: \(duplicates.keys.sorted().prefix(5))")
+        let someDuplicates = duplicates.keys.sorted().prefix(5).joined(separator: ", ")
+        #expect(duplicates.count == 0, "\(duplicates.count) writes published twice, such as \(someDuplicates)")
         #expect(aborts == 0)
-        #expect(refused == 0, "durable writes refused: \(writers.flatMap { $0.process.output.filter { $0.contains(#""accepted":false"#) } }.prefix(3))")
+        #expect(
+            refused == 0, "durable writes refused: \(writers.flatMap { $0.process.output.filter { $0.contains(#""accepted":false"#) } }.prefix(3))")
         #expect(lost == 0)
         for writer in writers {
             let last: Value = .int(Int64(writer.linesSent))

@@ -66,7 +66,8 @@ struct ExactlyOnceTests {
         let log = CapturedLog()
         let host = try await StateHost(
             objects: [PersistenceTests.settings],
-            configuration: HostConfiguration(name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .file(path), logger: log.logger))
+            configuration: HostConfiguration(
+                name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .file(path), logger: log.logger))
         defer { host.stop() }
         #expect(host.value(of: "theme", in: "Settings") == "dark")
         #expect(host.value(of: "notifications", in: "Settings") == true)  // the default

@@ -164,10 +164,12 @@ final class CommitPipeline {
     /// groups released, oldest first (a group with nothing to write is released at once).
     func advance() -> [Release] {
         var released: [Release] = []
-        if running != nil, let finished = outcome.slot.withLock({ stored -> PersistenceError?? in
-            defer { stored = nil }
-            return stored
-        }) {
+        if running != nil,
+            let finished = outcome.slot.withLock({ stored -> PersistenceError?? in
+                defer { stored = nil }
+                return stored
+            })
+        {
             let (group, rows) = running!
             running = nil
             if let failure = finished {

@@ -38,6 +38,10 @@ public struct HostConfiguration: Sendable {
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence
+    /// How long a commit waits for a lock another process holds on the database (a backup,
+    /// a `sqlite3` shell) before its writes fail with `persistenceFailed` (default 2 s).
+    /// The host goes on serving meanwhile: commits run on a thread of their own.
+    public var databaseLockTimeout: Duration = .seconds(2)
     /// Where the host logs.
     public var logger: Logger
 

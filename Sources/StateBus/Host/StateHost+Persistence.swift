@@ -22,7 +22,8 @@ extension StateHost {
         // or at the host's stop.
         let engine = self.engine
         if !loop.execute({ _ in engine.value.publishPending() }) {
-            outcome.record(StateBusError(.closed, "the host stopped before it could confirm that the change to '\(object)' is durable", object: object))
+            outcome.record(
+                StateBusError(.closed, "the host stopped before it could confirm that the change to '\(object)' is durable", object: object))
         }
         if let error = await outcome.result() { throw error }
         return applied.sequence

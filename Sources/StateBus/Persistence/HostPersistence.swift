@@ -41,7 +41,7 @@ final class HostPersistence {
             if !names.isEmpty { persisted[object.name] = names }
         }
         guard !persisted.isEmpty, let path = configuration.persistence.path(hostName: configuration.name) else { return nil }
-        let store = try SQLitePropertyStore(path: path)
+        let store = try SQLitePropertyStore(path: path, lockTimeout: configuration.databaseLockTimeout)
         let contents: StoredContents
         do throws(PersistenceError) {
             contents = try store.load()
@@ -66,7 +66,9 @@ final class HostPersistence {
         for row in contents.unreadable {
             // Reported and skipped: one damaged row must not keep every other object (or
             // every other host sharing nothing with it) from starting.
-            let fallback = definitions[row.object]?.property(named: row.property).map { "starts from its default \($0.defaultValue)" } ?? "is not served by this host"
+            let fallback =
+                definitions[row.object]?.property(named: row.property).map { "starts from its default \($0.defaultValue)" }
+                ?? "is not served by this host"
             logger.warning(
                 "stored \(row.object).\(row.property) in \(writer.location) cannot be read (\(row.reason)); it \(fallback), and the row is overwritten at its next write"
             )

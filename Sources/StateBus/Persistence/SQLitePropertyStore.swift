@@ -25,9 +25,11 @@ public final class SQLitePropertyStore: PropertyStore {
     /// - Parameters:
     ///   - path: the file; its folder is created if needed.
     ///   - readOnly: open for reading only (tools), without taking the host's lock.
+    ///   - lockTimeout: how long a transaction waits for another process's lock on the file
+    ///     before it fails with `locked`.
     /// - Throws: ``PersistenceError``: `readOnly`, `locked` (another host runs on it),
     ///   `corrupt`, `cannotOpen`.
-    public init(path: String, readOnly: Bool = false) throws(PersistenceError) {
+    public init(path: String, readOnly: Bool = false, lockTimeout: Duration = .seconds(2)) throws(PersistenceError) {
         self.path = path
         let folder = (path as NSString).deletingLastPathComponent
         if !readOnly {
@@ -55,7 +57,8 @@ public final class SQLitePropertyStore: PropertyStore {
             close()
             throw error
         }
-        sqlite3_busy_timeout(database, 2000)
+        let (seconds, attoseconds) = lockTimeout.components
+        sqlite3_busy_timeout(database, Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000))
         do throws(PersistenceError) {
             if !readOnly {
                 try execute("PRAGMA journal_mode=WAL")
@@ -151,7 +154,8 @@ public final class SQLitePropertyStore: PropertyStore {
                 let value = try Value(serializedBytes: bytes)
                 contents.properties.append(StoredProperty(object: object, property: property, value: value, version: version))
             } catch {
-                contents.unreadable.append(UnreadableProperty(object: object, property: property, reason: "its \(count) stored bytes are not a value (\(error))"))
+                contents.unreadable.append(
+                    UnreadableProperty(object: object, property: property, reason: "its \(count) stored bytes are not a value (\(error))"))
             }
         }
         contents.answers = try loadAnswers()
