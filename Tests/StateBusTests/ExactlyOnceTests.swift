@@ -50,34 +50,4 @@ struct ExactlyOnceTests {
         #expect(different.accepted)
         #expect(second.value(of: "count", in: "Counter") == 3)
     }
-
-    @Test("an unreadable stored row is reported and skipped: the host starts with the other values")
-    func unreadableRow() async throws {
-        let folder = Fixtures.temporaryFolder()
-        let path = "\(folder)/settings.sqlite"
-        do {
-            let store = try SQLitePropertyStore(path: path)
-            try store.save([StoredProperty(object: "Settings", property: "theme", value: "dark", version: 2)])
-            // Not a value: a damaged row of a served object, and one of an object nobody serves.
-            try store.storeRawForTesting(object: "Settings", property: "notifications", bytes: [0xFF, 0xFF, 0xFF])
-            try store.storeRawForTesting(object: "Elsewhere", property: "x", bytes: [0x0A, 0xFF])
-            store.close()
-        }
-        let log = CapturedLog()
-        let host = try await StateHost(
-            objects: [PersistenceTests.settings],
-            configuration: HostConfiguration(
-                name: "settings", controlEndpoint: "ipc://\(folder)/control", persistence: .file(path), logger: log.logger))
-        defer { host.stop() }
-        #expect(host.value(of: "theme", in: "Settings") == "dark")
-        #expect(host.value(of: "notifications", in: "Settings") == true)  // the default
-        let warnings = log.messages.filter { $0.level == .warning }.map(\.message)
-        #expect(warnings.contains { $0.contains("Settings.notifications") && $0.contains(path) && $0.contains("starts from its default true") })
-        #expect(warnings.contains { $0.contains("Elsewhere.x") && $0.contains("not served by this host") })
-        // Written again, the row is whole.
-        try await host.updateDurably("notifications", to: false, in: "Settings")
-        let stored = try SQLitePropertyStore(path: path, readOnly: true).load()
-        #expect(stored.properties.contains { $0.property == "notifications" && $0.value == false })
-        #expect(stored.unreadable.map(\.property) == ["x"])
-    }
 }
