@@ -14,7 +14,14 @@ struct BoundsProcessTests {
 
     @Test(
         "a stopped view behind a stream of 256 KB values costs the host a bounded amount, and resyncs after SIGCONT",
-        .disabled("not yet seen to finish: it ran past 200 s on a 2-core machine at load 14 without output; to diagnose before enabling"))
+        .disabled(
+            """
+            diagnosed, not fixed: in a debug build the host spends its loop decoding 256 KB strings \
+            (swift-protobuf's UTF-8 check, generic and unspecialised), heartbeats come late, the \
+            writer goes stale and on every reconnect sends its writes in flight again, which \
+            feeds the storm; and the subscriber queue's floor of 1,000 publications lets a \
+            stopped view cost up to 1,000 x 256 KB, above the bound checked here
+            """))
     func stoppedView() async throws {
         try await withTestSystem { system in
             let host = try await system.startHostProcess(object: "Blob", properties: ["data:string=", "n:int=0"])

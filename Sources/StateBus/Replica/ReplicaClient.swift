@@ -39,6 +39,11 @@ final class ReplicaClient {
     private var snapshotVersions: [String: UInt64] = [:]
     private var nextChunk: UInt32 = 0
     private var lastHeard = ContinuousClock.now
+    /// Reconnections for silence in a row: each doubles the silence tolerated before the next
+    /// (up to 8 times the first), until the view has been live that long. A host that is
+    /// busy rather than gone (its heartbeats late) is then not sent every write in flight
+    /// again every few hundred milliseconds, which only kept it busier.
+    private var silentReconnects = 0
     private var phaseStarted = ContinuousClock.now
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
@@ -475,8 +480,12 @@ final class ReplicaClient {
                 return
             }
             guard let interval = heartbeatInterval else { return }
-            if now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale {
+            let silence = interval * configuration.missedHeartbeatsBeforeStale
+            let tolerated = silence * (1 << min(silentReconnects, 3))
+            if phase == .live, now - phaseStarted > silence * 8 { silentReconnects = 0 }
+            if now - lastHeard > tolerated {
                 logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
+                silentReconnects += 1
                 shared.setConnection(.stale)
                 connect()
             }
