@@ -44,6 +44,8 @@ final class ReplicaClient {
     /// busy rather than gone (its heartbeats late) is then not sent every write in flight
     /// again every few hundred milliseconds, which only kept it busier.
     private var silentReconnects = 0
+    /// Whether the view was marked stale while it waits to reconnect.
+    private var reportedStale = false
     private var phaseStarted = ContinuousClock.now
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
@@ -72,6 +74,7 @@ final class ReplicaClient {
     /// Opens the control socket and says hello.
     func connect() {
         guard !closed else { return }
+        reportedStale = false
         tearDownSockets()
         do throws(RuntimeFolderError) {
             // A socket in a runtime folder another user controls could be theirs.
@@ -346,6 +349,10 @@ final class ReplicaClient {
         for _ in 0..<512 {
             guard let frames = try? subscriber.tryReceiveMultipart() else { return }
             lastHeard = .now
+            if reportedStale {
+                reportedStale = false
+                if phase == .live { shared.setConnection(.live) }
+            }
             guard frames.count == 2,
                 let publication = try? frames[1].withUnsafeBytes({ bytes in
                     try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
@@ -481,12 +488,17 @@ final class ReplicaClient {
             }
             guard let interval = heartbeatInterval else { return }
             let silence = interval * configuration.missedHeartbeatsBeforeStale
-            let tolerated = silence * (1 << min(silentReconnects, 3))
             if phase == .live, now - phaseStarted > silence * 8 { silentReconnects = 0 }
-            if now - lastHeard > tolerated {
+            guard now - lastHeard > silence else { return }
+            // Stale at once (the documented time); the reconnection waits longer after
+            // reconnections in a row, and a late heartbeat meanwhile makes the view live again.
+            if !reportedStale {
+                reportedStale = true
+                shared.setConnection(.stale)
+            }
+            if now - lastHeard > silence * (1 << min(silentReconnects, 3)) {
                 logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
                 silentReconnects += 1
-                shared.setConnection(.stale)
                 connect()
             }
         case .hello, .snapshot:
