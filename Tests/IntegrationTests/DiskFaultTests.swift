@@ -39,6 +39,23 @@ struct DiskFaultTests {
         return get.output.last
     }
 
+    /// A replica of Settings in the test process, live.
+    static func liveReplica(in folder: String) async throws -> Replica {
+        let replica = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        do {
+            try await replica.waitUntilLive(timeout: .seconds(30))
+        } catch {
+            replica.close()
+            throw error
+        }
+        return replica
+    }
+
+    /// What the file holds for a property, read as `statebus persisted` does.
+    static func stored(_ property: String, in database: String) throws -> Value? {
+        try SQLitePropertyStore(path: database, readOnly: true).loadAll().first { $0.property == property }?.value
+    }
+
     static func verdict(_ receipt: WriteReceipt) async -> Result<UInt64, StateBusError> {
         do {
             return .success(try await receipt.accepted())
@@ -58,9 +75,8 @@ struct DiskFaultTests {
         let database = "\(folder)/settings.sqlite"
         let host = try await Self.startHost(in: folder, database: database, arguments: ["--database-lock-timeout-ms", "120000"])
         defer { host.terminate() }
-        let writer = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        let writer = try await Self.liveReplica(in: folder)
         defer { writer.close() }
-        try await writer.waitUntilLive(timeout: .seconds(30))
         _ = try await writer.write("theme", to: "warm").accepted()
 
         let lock = try SQLiteWriteLock(path: database)
@@ -72,16 +88,15 @@ struct DiskFaultTests {
         var read = try Self.get("theme", in: folder)
         while read != #""blocked""#, ContinuousClock.now < deadline { read = try Self.get("theme", in: folder) }
         #expect(read == #""blocked""#, "the host did not answer a read while its commit waited")
-        let joiner = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        let joiner = try await Self.liveReplica(in: folder)
         defer { joiner.close() }
-        try await joiner.waitUntilLive(timeout: .seconds(30))
         #expect(receipt.result == nil, "the write was answered while its commit could not have happened")
-        #expect(try SQLitePropertyStore(path: database, readOnly: true).loadAll().first { $0.property == "theme" }?.value == "warm")
+        #expect(try Self.stored("theme", in: database) == "warm")
 
         lock.release()
         let sequence = await Self.verdict(receipt)
         #expect((try? sequence.get()) != nil, "the write failed after the lock was released: \(sequence)")
-        #expect(try SQLitePropertyStore(path: database, readOnly: true).loadAll().first { $0.property == "theme" }?.value == "blocked")
+        #expect(try Self.stored("theme", in: database) == "blocked")
     }
 
     @Test(
@@ -93,9 +108,8 @@ struct DiskFaultTests {
         let database = "\(folder)/settings.sqlite"
         let host = try await Self.startHost(in: folder, database: database, arguments: ["--database-lock-timeout-ms", "300"])
         defer { host.terminate() }
-        let writer = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        let writer = try await Self.liveReplica(in: folder)
         defer { writer.close() }
-        try await writer.waitUntilLive(timeout: .seconds(30))
         _ = try await writer.write("theme", to: "stored").accepted()
 
         let lock = try SQLiteWriteLock(path: database)
@@ -113,7 +127,7 @@ struct DiskFaultTests {
         #expect(try Self.get("theme", in: folder) == #""stored""#)
         // The next write tries the disk again.
         _ = try await writer.write("theme", to: "after").accepted()
-        #expect(try SQLitePropertyStore(path: database, readOnly: true).loadAll().first { $0.property == "theme" }?.value == "after")
+        #expect(try Self.stored("theme", in: database) == "after")
     }
 
     @Test("a full disk (a 1 MB tmpfs): durable writes fail with persistenceFailed naming the file, none acknowledged, other writes go on")
@@ -132,12 +146,10 @@ struct DiskFaultTests {
         let database = "\(disk)/settings.sqlite"
         let host = try await Self.startHost(in: folder, database: database)
         defer { host.terminate() }
-        let writer = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        let writer = try await Self.liveReplica(in: folder)
         defer { writer.close() }
-        try await writer.waitUntilLive(timeout: .seconds(30))
-        let other = try Replica(object: "Settings", controlEndpoint: "ipc://\(folder)/control")
+        let other = try await Self.liveReplica(in: folder)
         defer { other.close() }
-        try await other.waitUntilLive(timeout: .seconds(30))
 
         // 100 KB values, each different: the database and its log fill the disk in a few.
         var acknowledged = 0
@@ -158,7 +170,7 @@ struct DiskFaultTests {
         // Other writes go on, and the host still holds the last acknowledged value.
         _ = try await other.write("draft", to: "still served").accepted()
         #expect(host.isRunning)
-        let stored = try SQLitePropertyStore(path: database, readOnly: true).loadAll().first { $0.property == "blob" }?.value
+        let stored = try Self.stored("blob", in: database)
         let prefix = "\(acknowledged):"
         if case .string(let text)? = stored {
             #expect(text.hasPrefix(prefix), "the file holds another value than the last acknowledged one")
