@@ -29,19 +29,27 @@ struct PartitionTests {
         let statebus = try BuiltProducts.executable("statebus").path
         // The namespaces are ours alone, so fixed ports cannot collide with anything.
         let control = "tcp://\(link.hostAddress):7000"
+        // Across machines a host needs keys (issue 13): the link carries CURVE, as a real
+        // deployment's would.
+        let folder = NSTemporaryDirectory() + "statebus-partition-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let keys = try TestKeys(folder: folder)
+        let viewKeys = try keys.client("view")
+        try keys.authorize([("write", viewKeys, "view")])
         let host = try link.run(
             in: link.hostNamespace, name: "host",
             [
                 statebus, "host", "--control", control, "--updates", "tcp://\(link.hostAddress):7001",
                 "--object", "Counter", "--property", "count:int=0", "--no-persistence", "--print-changes",
-                "--heartbeat-ms", "\(Self.heartbeatMilliseconds)"
+                "--heartbeat-ms", "\(Self.heartbeatMilliseconds)", "--key", keys.hostKeyFile, "--authorized", keys.authorizedFile
             ])
         defer { host.terminate() }
         try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
         let view = try link.run(
             in: link.viewNamespace, name: "view",
             [
-                statebus, "watch", "--json", "--edits", "--control", control, "--object", "Counter"
+                statebus, "watch", "--json", "--edits", "--control", control, "--object", "Counter", "--key", "\(folder)/view.key",
+                "--host-key", keys.hostPublicFile
             ])
         defer { view.terminate() }
         try await view.waitForLine("the view live across the link") { $0.contains(#""connection":"live""#) }

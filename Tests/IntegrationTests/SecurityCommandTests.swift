@@ -81,3 +81,42 @@ struct SecurityCommandTests {
         }
     }
 }
+
+/// Issue 13, launch files: key files named per node, passed to the nodes as paths.
+@Suite("Launch files with keys")
+struct SecureLaunchTests {
+    @Test("a launch file names key files per node (relative to the file); the host starts with keys, and its view joins with its own")
+    func launchWithKeys() async throws {
+        try await withTestSystem { system in
+            let keys = try TestKeys(folder: system.path("keys"))
+            let view = try keys.client("view")
+            try keys.authorize([("write", view, "view")])
+            let yaml = """
+                name: secure
+                nodes:
+                  - name: host
+                    role: host
+                    objects: [Profile]
+                    control: \(system.endpoint("secure.control"))
+                    key: keys/host.key
+                    authorized: keys/authorized.keys
+                    executable: statebus
+                    arguments: [host, --object, Profile, --property, "name:string=anna", --no-persistence, --heartbeat-ms, "200"]
+                  - name: view
+                    role: view
+                    objects: [Profile]
+                    key: keys/view.key
+                    executable: statebus
+                    arguments: [watch, --json]
+                """
+            let file = system.path("secure.yaml")
+            try yaml.write(toFile: file, atomically: true, encoding: .utf8)
+            let launch = try system.startProcess(executable: system.statebus, arguments: ["launch", file], name: "launch")
+            try await launch.waitForLine("the view live with its key", timeout: .seconds(60)) {
+                $0.hasPrefix("view |") && $0.contains(#""connection":"live""#)
+            }
+            #expect(launch.output.contains { $0.contains("CURVE on") }, "the host runs with keys: \(launch.output.suffix(20))")
+            #expect(!launch.output.contains { $0.contains(view.secretKey) || $0.contains(keys.host.secretKey) }, "no secret key in any output")
+        }
+    }
+}
