@@ -80,7 +80,8 @@ extension TestSystem {
     /// endpoint.
     static let hostAnswers: HostReadiness = { endpoint, timeout in
         if let file = LaunchKeys.hostPublicKeyFile {
-            try await HostDescription.probeHandshake(controlEndpoint: endpoint, hostPublicKey: try CurveKeyFile.loadPublic(at: file), timeout: timeout)
+            try await HostDescription.probeHandshake(
+                controlEndpoint: endpoint, hostPublicKey: try CurveKeyFile.loadPublic(at: file), timeout: timeout)
         } else {
             _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: timeout)
         }

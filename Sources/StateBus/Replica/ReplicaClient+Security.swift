@@ -62,7 +62,8 @@ extension ReplicaClient {
                     "the host at \(host) requires CURVE keys: pass --key VIEW.key --host-key HOST.pub (ReplicaConfiguration.security); `statebus keygen NAME` makes a key pair",
                     object: object)
                 : StateBusError(
-                    .handshakeFailed, "the host at \(host) does not use CURVE keys, but this view was given some: drop --key/--host-key, or give the host a key",
+                    .handshakeFailed,
+                    "the host at \(host) does not use CURVE keys, but this view was given some: drop --key/--host-key, or give the host a key",
                     object: object)
         }
         if event.isHandshakeFailedProtocol {

@@ -118,7 +118,8 @@ public struct AuthorizedKeys: Sendable, Hashable {
             if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
             let fields = trimmed.split(maxSplits: 2, whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             guard fields.count == 3 else {
-                throw AuthorizedKeysError(file: file, line: line, "expected ROLE PUBLIC-KEY NAME, for example `read rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7 dashboard`")
+                throw AuthorizedKeysError(
+                    file: file, line: line, "expected ROLE PUBLIC-KEY NAME, for example `read rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7 dashboard`")
             }
             let role = try Self.role(fields[0], file: file, line: line)
             let key = fields[1]

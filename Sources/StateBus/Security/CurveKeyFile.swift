@@ -78,7 +78,8 @@ public enum CurveKeyFile {
         let publicPath = base + ".pub"
         if !overwrite {
             for path in [secretPath, publicPath] where FileManager.default.fileExists(atPath: path) {
-                throw KeyFileError(path: path, "it exists already; keygen never replaces a key unless told --force (a replaced key locks out whoever uses it)")
+                throw KeyFileError(
+                    path: path, "it exists already; keygen never replaces a key unless told --force (a replaced key locks out whoever uses it)")
             }
         }
         do {

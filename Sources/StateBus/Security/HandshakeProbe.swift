@@ -18,7 +18,8 @@ extension HostDescription {
         // Blocking receives with a deadline, so on a thread of their own, off the pool.
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             Thread.detachNewThread {
-                continuation.resume(with: Result { try awaitHandshake(controlEndpoint: controlEndpoint, hostPublicKey: hostPublicKey, timeout: timeout) })
+                continuation.resume(
+                    with: Result { try awaitHandshake(controlEndpoint: controlEndpoint, hostPublicKey: hostPublicKey, timeout: timeout) })
             }
         }
     }
@@ -38,13 +39,16 @@ extension HostDescription {
         var last: SocketEvent?
         while clock.now < deadline {
             let remaining = clock.now.duration(to: deadline)
-            try monitor.set(.receiveTimeout, Int32(clamping: max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)))
+            try monitor.set(
+                .receiveTimeout,
+                Int32(clamping: max(1, remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)))
             guard let frames = try? monitor.receiveMultipart(), let event = SocketEvent(frames: frames.map(\.bytes)) else { break }
             if event.isHandshakeSucceeded || event.isHandshakeFailedAuth { return }
             last = event
         }
         let hint =
-            last.map { $0.isHandshakeFailedNoDetail || $0.isCryptographic ? " (handshakes failed: is \(hostPublicKey) this host's public key?)" : "" } ?? ""
+            last.map { $0.isHandshakeFailedNoDetail || $0.isCryptographic ? " (handshakes failed: is \(hostPublicKey) this host's public key?)" : "" }
+            ?? ""
         throw StateBusError(.timeout, "no host with key \(hostPublicKey) answered at \(controlEndpoint) within \(timeout)\(hint)")
     }
 }

@@ -151,7 +151,8 @@ final class HostGuard {
     func refusal(for request: Statebus_V1_Request, from payload: ZeroMQ.Message) -> StateBusError? {
         guard let key = payload.property("User-Id"), let entry = authorized.entry(for: key) else {
             return StateBusError(
-                .forbidden, "this connection's key is no longer in the host's authorized keys; ask the host's operator to list it, then connect again")
+                .forbidden, "this connection's key is no longer in the host's authorized keys; ask the host's operator to list it, then connect again"
+            )
         }
         switch request.body {
         case .hello(let hello):
@@ -243,7 +244,8 @@ final class HostGuard {
             } catch ZeroMQError.addressInUse where .now < deadline {
                 thread.scheduleTimer(after: .milliseconds(5)) { attempt() }
             } catch {
-                logger.critical("the updates socket could not bind \(endpoint) again after closing removed keys' connections: \(error); views get no updates")
+                logger.critical(
+                    "the updates socket could not bind \(endpoint) again after closing removed keys' connections: \(error); views get no updates")
             }
         }
         attempt()

@@ -206,7 +206,9 @@ struct BenchRunner {
             let base = "without keys, same run: \(BenchReport.format(without, unit: unit))"
             guard let with = figures[true], without > 0 else { return base }
             let change = (higherIsBetter ? without / with : with / without) - 1
-            return base + (change >= 0 ? String(format: "; CURVE costs %.0f%%", change * 100) : String(format: "; with keys %.0f%% better: noise", -change * 100))
+            return base
+                + (change >= 0
+                    ? String(format: "; CURVE costs %.0f%%", change * 100) : String(format: "; with keys %.0f%% better: noise", -change * 100))
         }
         report.rows.append(
             BenchReport.Row(

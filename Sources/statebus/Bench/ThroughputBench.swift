@@ -54,7 +54,8 @@ struct ThroughputBench {
         defer { workers.terminateAll() }
         let processes = try (0..<views).map { index in
             try workers.start(
-                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"], environment: keys?.viewEnvironment ?? [:],
+                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"],
+                environment: keys?.viewEnvironment ?? [:],
                 name: "view \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }

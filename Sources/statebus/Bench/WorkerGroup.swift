@@ -16,7 +16,8 @@ final class WorkerGroup: Sendable {
     ///   - arguments: its options.
     ///   - name: a name for errors.
     func start(_ role: String, _ arguments: [String], environment: [String: String] = [:], name: String) throws -> NodeProcess {
-        let process = try NodeProcess(executable: Self.executable, arguments: ["bench-worker", role] + arguments, environment: environment, name: name)
+        let process = try NodeProcess(
+            executable: Self.executable, arguments: ["bench-worker", role] + arguments, environment: environment, name: name)
         processes.withLock { $0.append(process) }
         return process
     }
