@@ -11,6 +11,8 @@ public struct SocketEvent: Sendable, Hashable {
     /// The endpoint concerned.
     public let endpoint: String
 
+    /// A connection to the peer was made (`ZMQ_EVENT_CONNECTED`), before any handshake.
+    public var isConnected: Bool { event == ZMQ_EVENT_CONNECTED }
     /// The handshake succeeded (`ZMQ_EVENT_HANDSHAKE_SUCCEEDED`).
     public var isHandshakeSucceeded: Bool { event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED }
     /// The peer refused this side's credentials (`ZMQ_EVENT_HANDSHAKE_FAILED_AUTH`).
@@ -30,6 +32,9 @@ public struct SocketEvent: Sendable, Hashable {
     public static let handshakeEvents: Int32 =
         ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
         | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL
+
+    /// The handshake events and `ZMQ_EVENT_CONNECTED`.
+    public static let connectionEvents: Int32 = handshakeEvents | ZMQ_EVENT_CONNECTED
 
     /// Reads an event from the monitor's two frames.
     /// - Returns: `nil` when the frames are not a monitor event.

@@ -14,7 +14,12 @@ extension ReplicaClient {
     /// Watches the control socket's handshakes, so a refused key, a wrong host key or a
     /// missing one becomes an error the view's code sees (``Replica/lastError``) instead of
     /// a join that never ends: libzmq retries such a connection in silence.
+    ///
+    /// Only where a secure handshake can fail: with keys, or over tcp (a host across the
+    /// network may demand keys). A monitor costs two sockets of the context's 1,023, and
+    /// replicas sharing a loop share a context.
     func watchHandshakes(of socket: Socket) {
+        guard configuration.security != nil || controlEndpoint.hasPrefix("tcp://") else { return }
         let number = nextMonitorNumber.add(1, ordering: .relaxed).newValue
         do {
             let monitor = try socket.monitor(at: "inproc://statebus-handshakes-\(number)", events: SocketEvent.handshakeEvents)
