@@ -87,10 +87,10 @@ final class ReplicaClient {
             // Room for the window of writes in flight and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxWritesInFlight + 1_000))
             try dealer.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
+            watchHandshakes(of: dealer)
             // No ZMTP heartbeats (ZMQ_HEARTBEAT_IVL): libzmq 4.3.4 can abort the whole process
             // in its stream engine when a heartbeat meets a dead peer (libzmq issues 4364,
             // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
-            watchHandshakes(of: dealer)
             try dealer.connect(controlEndpoint)
             thread.register(dealer) { [unowned self] in self.controlReadable() }
             self.dealer = dealer
