@@ -82,6 +82,16 @@ public struct LaunchFile: Sendable {
         public var host: String?
         /// Restart policy.
         public var respawn: Respawn
+        /// The node's CURVE secret key file (`key:`), passed as `STATEBUS_KEY_FILE`; a
+        /// relative path is taken from the launch file's folder.
+        public var key: String? = nil
+        /// A host's authorized keys file (`authorized:`), passed as
+        /// `STATEBUS_AUTHORIZED_KEYS_FILE`.
+        public var authorized: String? = nil
+        /// The host's public key file (`host_key:`), passed to a view as
+        /// `STATEBUS_HOST_KEY_FILE`; default for a view: its host node's `key:` with `.pub`
+        /// for `.key`.
+        public var hostKey: String? = nil
         /// The line in the file where the node starts.
         public var line: Int
     }

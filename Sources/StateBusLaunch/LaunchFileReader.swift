@@ -67,7 +67,9 @@ struct LaunchFileReader {
     }
 
     private func node(_ item: Yams.Node, field: String) throws -> LaunchFile.Node {
-        let allowed: Set<String> = ["name", "role", "executable", "arguments", "environment", "objects", "control", "host", "respawn"]
+        let allowed: Set<String> = [
+            "name", "role", "executable", "arguments", "environment", "objects", "control", "host", "respawn", "key", "authorized", "host_key"
+        ]
         var node = LaunchFile.Node(
             name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
             control: nil, host: nil, respawn: LaunchFile.Respawn(), line: item.mark?.line ?? 0)
@@ -90,6 +92,9 @@ struct LaunchFileReader {
             case "objects": node.objects = try strings(value, here)
             case "control": node.control = try string(value, here)
             case "host": node.host = try string(value, here)
+            case "key": node.key = try file(value, here)
+            case "authorized": node.authorized = try file(value, here)
+            case "host_key": node.hostKey = try file(value, here)
             case "environment":
                 for (name, variable) in try mapping(value, here, allowed: Set(value.mapping?.keys.compactMap(\.string) ?? [])) {
                     node.environment[name] = try string(variable, "\(here).\(name)")
@@ -102,6 +107,14 @@ struct LaunchFileReader {
         guard sawRole else { throw fail(item, "\(field).role", "every node needs a role: host or view") }
         guard !node.executable.isEmpty else { throw fail(item, "\(field).executable", "every node needs an executable") }
         return node
+    }
+
+    /// A file path, taken from the launch file's folder when relative.
+    private func file(_ value: Yams.Node, _ field: String) throws -> String {
+        let path = try string(value, field)
+        guard !path.hasPrefix("/") else { return path }
+        guard let slash = self.path.lastIndex(of: "/") else { return path }
+        return String(self.path[...slash]) + path
     }
 
     private func respawn(_ value: Yams.Node, _ field: String, role: LaunchFile.Node.Role) throws -> LaunchFile.Respawn {

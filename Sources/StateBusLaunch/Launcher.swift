@@ -130,7 +130,7 @@ public final class Launcher: Sendable {
     private func environment(for node: LaunchFile.Node) -> [String: String] {
         let host = node.role == .host ? node : file.nodes.first { $0.name == node.host } ?? file.nodes.first { $0.role == .host }
         let injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: host.map(controlEndpoint(of:)))
-        return node.environment.merging(injected) { _, injected in injected }
+        return node.environment.merging(injected.merging(LaunchKeys.variables(for: node, host: host)) { $1 }) { _, injected in injected }
     }
 
     private func start(_ node: LaunchFile.Node, executable: URL) throws {
@@ -146,7 +146,9 @@ public final class Launcher: Sendable {
     private func awaitReady(_ host: LaunchFile.Node) async throws {
         let endpoint = controlEndpoint(of: host)
         do {
-            try await readiness(endpoint, .milliseconds(Int(file.readyTimeout * 1000)))
+            try await LaunchKeys.$hostPublicKeyFile.withValue(LaunchKeys.publicKeyFile(of: host)) {
+                try await readiness(endpoint, .milliseconds(Int(file.readyTimeout * 1000)))
+            }
             output("launch: \(host.name) answers on \(endpoint)")
         } catch {
             let lines = process(named: host.name)?.output.suffix(10).joined(separator: "\n  ") ?? ""

@@ -16,6 +16,14 @@ public enum EnvironmentVariableName {
     public static let object = "STATEBUS_OBJECT"
     /// `STATEBUS_CONTROL`: the host's control endpoint; for a host, the endpoint to bind.
     public static let control = "STATEBUS_CONTROL"
+    /// `STATEBUS_KEY_FILE`: the path of the node's CURVE secret key file (never the key
+    /// itself: an environment is readable by the user's other processes and logged by
+    /// tools).
+    public static let keyFile = "STATEBUS_KEY_FILE"
+    /// `STATEBUS_HOST_KEY_FILE`: for a view, the path of its host's public key file.
+    public static let hostKeyFile = "STATEBUS_HOST_KEY_FILE"
+    /// `STATEBUS_AUTHORIZED_KEYS_FILE`: for a host, the path of its authorized keys file.
+    public static let authorizedKeysFile = "STATEBUS_AUTHORIZED_KEYS_FILE"
     /// `STATEBUS_BIN_DIR`: where the testing product looks for built executables such as
     /// `statebus`, when they are not next to the test bundle.
     public static let binDirectory = "STATEBUS_BIN_DIR"

@@ -79,7 +79,12 @@ extension TestSystem {
     /// The readiness check `statebus launch` makes: the host describes itself on its control
     /// endpoint.
     static let hostAnswers: HostReadiness = { endpoint, timeout in
-        _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: timeout)
+        if let file = LaunchKeys.hostPublicKeyFile {
+            try await HostDescription.probeHandshake(
+                controlEndpoint: endpoint, hostPublicKey: try CurveKeyFile.loadPublic(at: file), timeout: timeout)
+        } else {
+            _ = try await HostDescription.fetch(controlEndpoint: endpoint, timeout: timeout)
+        }
     }
 }
 

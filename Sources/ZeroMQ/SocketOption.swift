@@ -177,6 +177,10 @@ extension SocketOption where Value == Bool {
     public static var receiveMore: Self { .init(code: ZMQ_RCVMORE, name: "receiveMore") }
     /// Act as a CURVE server (`ZMQ_CURVE_SERVER`); needs `curveSecretKey`.
     public static var curveServer: Self { .init(code: ZMQ_CURVE_SERVER, name: "curveServer") }
+    /// Authentication fails when no ZAP handler answers (`ZMQ_ZAP_ENFORCE_DOMAIN`, a draft
+    /// option libzmq 4.3 accepts): without it a CURVE server whose handler is missing admits
+    /// every client key.
+    public static var zapEnforceDomain: Self { .init(code: ZMQ_ZAP_ENFORCE_DOMAIN, name: "zapEnforceDomain") }
     /// Allow IPv6 on tcp endpoints (`ZMQ_IPV6`).
     public static var ipv6: Self { .init(code: ZMQ_IPV6, name: "ipv6") }
 }

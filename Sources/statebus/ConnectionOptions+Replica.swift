@@ -7,9 +7,9 @@ extension ConnectionOptions {
     /// - Parameter nodeName: the name the host logs for this process.
     /// - Throws: `ValidationError` when no object is named, or what `Replica.init` throws.
     func replica(nodeName: String) throws -> Replica {
-        try Replica(
-            object: try requireObject(), controlEndpoint: controlEndpoint,
-            configuration: ReplicaConfiguration(nodeName: nodeName))
+        var configuration = ReplicaConfiguration(nodeName: nodeName)
+        configuration.security = try security()
+        return try Replica(object: try requireObject(), controlEndpoint: controlEndpoint, configuration: configuration)
     }
 
     /// Joins the object's replica and waits until it is live, for the one-shot commands

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBus
 import StateBusRuntime
 
 /// Where a host is and which object to bind: by flag, or from the environment the
@@ -13,6 +14,33 @@ struct ConnectionOptions: ParsableArguments {
 
     @Option(name: .long, help: "Seconds to wait for the host.")
     var timeout: Double = 10
+
+    @Option(name: .long, help: "This client's CURVE secret key file, for a host with keys (default: $STATEBUS_KEY_FILE).")
+    var key: String?
+
+    @Option(name: .customLong("host-key"), help: "The host's public key file or Z85 key (default: $STATEBUS_HOST_KEY_FILE).")
+    var hostKey: String?
+
+    /// The CURVE settings `--key` and `--host-key` (or the environment) name, or `nil` for
+    /// none.
+    /// - Throws: `ValidationError` when only one of the two is given, or a key file is
+    ///   unusable (readable by others, say).
+    func security() throws -> ReplicaSecurity? {
+        let environment = ProcessInfo.processInfo.environment
+        let keyFile = key ?? environment[EnvironmentVariableName.keyFile]
+        let hostKeyFile = hostKey ?? environment[EnvironmentVariableName.hostKeyFile]
+        switch (keyFile, hostKeyFile) {
+        case (nil, nil): return nil
+        case (let keyFile?, let hostKeyFile?):
+            do {
+                return try ReplicaSecurity(keyFile: keyFile, hostKey: hostKeyFile)
+            } catch {
+                throw ValidationError("\(error)")
+            }
+        case (nil, _): throw ValidationError("--host-key needs --key too: this client's own secret key file (`statebus keygen NAME` makes one)")
+        case (_, nil): throw ValidationError("--key needs --host-key too: the host's public key file (its .pub)")
+        }
+    }
 
     /// The endpoint to reach the host on: `--control`, else `$STATEBUS_CONTROL`; empty when
     /// neither is given (``validate()`` rejects that).

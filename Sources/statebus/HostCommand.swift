@@ -20,6 +20,10 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --object SharedData --property sharedText:string=hello
               statebus host --control tcp://0.0.0.0:7000 --object Counter --property count:int=0 --property label:string!=fixed
               statebus host --object Settings --property notifications:bool~=true --database /var/lib/app/settings.sqlite
+              statebus host --control tcp://0.0.0.0:7000 --key host.key --authorized authorized.keys --object Counter --property count:int=0
+
+            A tcp endpoint on an address other than loopback needs --key and --authorized \
+            (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
             """
     )
 
@@ -52,6 +56,8 @@ struct HostCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Run without persistence: persisted properties start from their defaults.")
     var noPersistence = false
+
+    @OptionGroup var security: HostSecurityOptions
 
     func validate() throws {
         guard !property.isEmpty else {
@@ -118,7 +124,10 @@ struct HostCommand: AsyncParsableCommand {
             persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
         )
         configuration.databaseLockTimeout = .milliseconds(databaseLockTimeoutMs)
+        try security.apply(to: &configuration)
         let host = try await StateHost(objects: [definition], configuration: configuration)
+        let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
+        defer { withExtendedLifetime(hangups) {} }
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
         let printer = Task { [printChanges, object] in
             guard printChanges else { return }

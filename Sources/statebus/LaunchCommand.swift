@@ -49,6 +49,16 @@ struct LaunchCommand: AsyncParsableCommand {
             return
         }
         let stop = SignalTrap.stopSignals()
+        // SIGHUP makes a host with keys re-read its authorized keys file; the launcher passes
+        // it on to the host nodes that have a `key:` (a host without keys would end on it).
+        let hangups = HangupTrap.start { [launchFile, launcher] in
+            for node in launchFile.nodes where node.role == .host && node.key != nil {
+                guard let process = launcher.process(named: node.name) else { continue }
+                process.signal(SIGHUP)
+                emit("launch: passed SIGHUP to \(node.name) (pid \(process.pid)): it re-reads its authorized keys")
+            }
+        }
+        defer { withExtendedLifetime(hangups) {} }
         let status: Int32
         do {
             status = try await launcher.run(until: { await stop.wait() })

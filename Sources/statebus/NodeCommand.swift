@@ -44,6 +44,8 @@ struct NodeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The host's database for persisted properties (default: <state folder>/statebus/<app>.sqlite).")
     var database: String?
 
+    @OptionGroup var security: HostSecurityOptions
+
     func run() async throws {
         var environment = EnvironmentValues.process()
         if let control { environment.controlEndpoint = control }
@@ -56,11 +58,14 @@ struct NodeCommand: AsyncParsableCommand {
         switch role {
         case .host:
             // Named after the app, so the default database is <state folder>/statebus/<app>.sqlite.
-            let configuration = HostConfiguration(
+            var configuration = HostConfiguration(
                 name: app.value.rawValue, controlEndpoint: environment.controlEndpoint,
                 persistence: database.map(Persistence.file) ?? .automatic
             )
+            try security.apply(to: &configuration)
             let host = try await DemoNode.host(app.value, configuration: configuration)
+            let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
+            defer { withExtendedLifetime(hangups) {} }
             emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
             await stop.wait()
             host.stop()

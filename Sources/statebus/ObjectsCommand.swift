@@ -18,7 +18,8 @@ struct ObjectsCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        let description = try await HostDescription.fetch(controlEndpoint: connection.controlEndpoint, timeout: connection.deadline)
+        let description = try await HostDescription.fetch(
+            controlEndpoint: connection.controlEndpoint, timeout: connection.deadline, security: try connection.security())
         if output.json {
             var objects: [String: Value] = [:]
             for (name, properties) in description.objects {

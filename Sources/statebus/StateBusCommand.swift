@@ -21,7 +21,7 @@ struct StateBusCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, ViewCommand.self, GetCommand.self, SetCommand.self,
             WatchCommand.self, DumpCommand.self,
-            ObjectsCommand.self, PersistedCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self
+            ObjectsCommand.self, PersistedCommand.self, KeygenCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self
         ]
     )
 }

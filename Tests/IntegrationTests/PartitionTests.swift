@@ -27,12 +27,19 @@ struct PartitionTests {
         guard let link = try Link.make() else { return }
         defer { link.remove() }
         let statebus = try BuiltProducts.executable("statebus").path
+        // Across machines a host needs keys (issue 13): the link carries CURVE, as a real
+        // deployment's would.
+        let folder = NSTemporaryDirectory() + "statebus-partition-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let keys = try TestKeys(folder: folder)
+        let viewKeys = try keys.client("view")
+        try keys.authorize([("write", viewKeys, "view")])
         let host = try link.run(
             in: link.hostNamespace, name: "host",
             [
                 statebus, "host", "--control", "tcp://\(link.hostAddress):*",
                 "--object", "Counter", "--property", "count:int=0", "--no-persistence", "--print-changes",
-                "--heartbeat-ms", "\(Self.heartbeatMilliseconds)"
+                "--heartbeat-ms", "\(Self.heartbeatMilliseconds)", "--key", keys.hostKeyFile, "--authorized", keys.authorizedFile
             ])
         defer { host.terminate() }
         // The port the host was given, from its "ready control=… updates=…" line (the updates
@@ -45,7 +52,8 @@ struct PartitionTests {
         let view = try link.run(
             in: link.viewNamespace, name: "view",
             [
-                statebus, "watch", "--json", "--edits", "--control", String(control), "--object", "Counter"
+                statebus, "watch", "--json", "--edits", "--control", String(control), "--object", "Counter", "--key", "\(folder)/view.key",
+                "--host-key", keys.hostPublicFile
             ])
         defer { view.terminate() }
         try await view.waitForLine("the view live across the link") { $0.contains(#""connection":"live""#) }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Plays the two-machine example on one machine: two Linux network namespaces joined by a
 # veth pair stand in for machine A (10.200.0.1) and machine B (10.200.0.2). Machine A runs
-# host.yaml, machine B runs views.yaml, unchanged; then B writes the text through the host
-# and the script checks that every view on both "machines" shows it.
+# host.yaml, machine B runs views.yaml, unchanged, with CURVE keys made by `statebus
+# keygen` beside copies of them; then B writes the text through the host, and the script
+# checks that every view on both "machines" shows it and that a key the host does not list
+# is refused.
 #
 #   sudo deploy/two-machines/try-locally.sh [PATH-TO-statebus]   (default .build/debug/statebus)
 #
@@ -100,23 +102,51 @@ start_in() {
   pids+=($!)
 }
 
+echo "== keys: statebus keygen, and the authorized keys file of machine A"
+# The launch files name keys/… beside themselves: copies of them go beside fresh keys.
+cp "$here/host.yaml" "$here/views.yaml" "$work/"
+keys="$work/keys"
+"$statebus" keygen host --out "$keys" >/dev/null
+for client in a-view b-watch b-first b-second b-writer stranger; do
+  "$statebus" keygen "$client" --out "$keys" >/dev/null
+done
+{
+  echo "# role     public key                                  name"
+  for client in a-view b-first b-second b-writer; do echo "write $(tail -n 1 "$keys/$client.pub") $client"; done
+  echo "read $(tail -n 1 "$keys/b-watch.pub") b-watch"
+} >"$keys/authorized.keys"
+
 echo "== machine A: statebus launch host.yaml"
-start_in "$ns_a" a "$work/a.log" "$statebus" launch "$here/host.yaml"
+start_in "$ns_a" a "$work/a.log" "$statebus" launch "$work/host.yaml"
 wait_for "$work/a.log" 'launch: host answers on tcp://0\.0\.0\.0:7000' 30 "machine A's host answers"
 wait_for "$work/a.log" 'a-view \| .*Hello from machine A' 30 "machine A's view shows the host's text"
 
 echo "== machine B: statebus launch views.yaml"
-start_in "$ns_b" b "$work/b.log" "$statebus" launch "$here/views.yaml"
+start_in "$ns_b" b "$work/b.log" "$statebus" launch "$work/views.yaml"
 wait_for "$work/b.log" 'launch: remote answers on tcp://10\.200\.0\.1:7000' 30 "machine B reaches machine A's host over tcp"
 wait_for "$work/b.log" 'b-first \| .*Hello from machine A' 30 "view b-first on machine B shows the host's text"
 wait_for "$work/b.log" 'b-second \| .*Hello from machine A' 30 "view b-second on machine B shows the host's text"
 
 echo "== machine B writes through the host"
 text="typed on machine B at $(date +%H:%M:%S)"
-run_in "$ns_b" b "$statebus" set --control tcp://10.200.0.1:7000 --object SharedData sharedText "$text" --string
+run_in "$ns_b" b "$statebus" set --control tcp://10.200.0.1:7000 --object SharedData sharedText "$text" --string \
+  --key "$keys/b-writer.key" --host-key "$keys/host.pub"
 wait_for "$work/a.log" "a-view \| .*$text" 20 "machine A's view shows B's write"
 wait_for "$work/b.log" "b-first \| .*$text" 20 "view b-first shows it"
 wait_for "$work/b.log" "b-second \| .*$text" 20 "view b-second shows it"
+
+echo "== a key machine A does not list is refused"
+if run_in "$ns_b" b "$statebus" get --control tcp://10.200.0.1:7000 --object SharedData sharedText \
+  --key "$keys/stranger.key" --host-key "$keys/host.pub" --timeout 10 >"$work/stranger.log" 2>&1; then
+  echo "try-locally: an unlisted key read the host's state" >&2
+  exit 1
+fi
+grep -q forbidden "$work/stranger.log" && echo "ok: $(grep -m1 forbidden "$work/stranger.log")"
+if run_in "$ns_b" b "$statebus" get --control tcp://10.200.0.1:7000 --object SharedData sharedText --timeout 10 >"$work/keyless.log" 2>&1; then
+  echo "try-locally: a client without keys read the host's state" >&2
+  exit 1
+fi
+echo "ok: without keys: $(grep -m1 -o 'requires CURVE keys[^;]*' "$work/keyless.log" || tail -n 1 "$work/keyless.log")"
 
 echo "== what machine B's watcher saw"
 grep 'remote |' "$work/b.log" | tail -n 3

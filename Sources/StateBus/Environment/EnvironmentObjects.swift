@@ -55,7 +55,9 @@ extension EnvironmentValues {
                 .other, "no control endpoint for \(Model.objectName): set STATEBUS_CONTROL (the launcher does) or pass controlEndpoint:",
                 object: Model.objectName)
         }
-        let model = try await Model.replica(controlEndpoint: endpoint, configuration: ReplicaConfiguration(nodeName: nodeName), timeout: timeout)
+        var configuration = ReplicaConfiguration(nodeName: nodeName)
+        configuration.security = try replicaSecurity()
+        let model = try await Model.replica(controlEndpoint: endpoint, configuration: configuration, timeout: timeout)
         objects.insert(model)
         return model
     }

@@ -35,6 +35,15 @@ public struct HostConfiguration: Sendable {
     /// The bounds on property, object, publication, subscriber-queue and subscription sizes
     /// (see ``HostLimits`` for each default and what happens at it).
     public var limits = HostLimits()
+    /// CURVE keys and the authorized keys file: with them both sockets are encrypted and
+    /// only listed keys get in, each with its role (see ``HostSecurity``). `nil` (the
+    /// default): no encryption, which suits `ipc://` and loopback only.
+    public var security: HostSecurity?
+    /// Serve a tcp endpoint on an address other than loopback without ``security``: by
+    /// default such a host refuses to start, since anyone who can reach it would read and
+    /// write every object. Set it (`--insecure`) to accept that risk; the host then logs a
+    /// warning at every start.
+    public var allowsInsecureNetwork = false
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence

@@ -33,12 +33,18 @@ public struct HostDescription: Sendable {
     /// - Parameters:
     ///   - controlEndpoint: the host's control endpoint.
     ///   - timeout: how long to wait for the answer.
+    ///   - security: CURVE keys, for a host that has them.
     /// - Throws: `StateBusError.timeout` when nothing answers in time.
-    public static func fetch(controlEndpoint: String, timeout: Duration = .seconds(5)) async throws -> HostDescription {
+    public static func fetch(controlEndpoint: String, timeout: Duration = .seconds(5), security: ReplicaSecurity? = nil) async throws
+        -> HostDescription
+    {
         try RuntimeFolder.checkEndpoint(controlEndpoint)
         let loop = try IOLoop(context: try Context(), name: "statebus-probe")
         defer { loop.shutdown() }
         let socket = try await AsyncSocket(loop: loop, type: .dealer)
+        if let security {
+            try await socket.withSocket { socket in try socket.makeCurveClient(keys: security.keys, serverKey: security.hostPublicKey) }
+        }
         try await socket.connect(controlEndpoint)
         var request = Statebus_V1_Request()
         request.protocolVersion = StateBusProtocol.version
@@ -61,7 +67,10 @@ public struct HostDescription: Sendable {
             return first
         }
         guard let welcome = reply?.welcome else {
-            throw StateBusError(.timeout, "no host answered at \(controlEndpoint) within \(timeout); is it running, and is the endpoint right?")
+            throw StateBusError(
+                .timeout,
+                "no host answered at \(controlEndpoint) within \(timeout); is it running, and is the endpoint right?"
+                    + (security == nil ? " (a host with keys answers only --key/--host-key)" : " Are this key authorized and the host key right?"))
         }
         var objects: [String: [Property]] = [:]
         for object in welcome.objects {

@@ -37,6 +37,8 @@ final class HostServer {
     private let welcome: Statebus_V1_Welcome
     /// Which subscriptions the updates socket admits.
     private let subscriptionGate: SubscriptionGate
+    /// CURVE, the ZAP handler and authorization by role, when the host has keys.
+    let keyGuard: HostGuard?
     private var logger: Logger { configuration.logger }
 
     /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
@@ -77,12 +79,16 @@ final class HostServer {
         try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
         subscriptionGate = SubscriptionGate(objects: objects.map(\.name), maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
         try updates.set(.linger, 200)
+        // Before the binds: the sockets must be CURVE servers, and the ZAP handler bound,
+        // before the first peer connects.
+        keyGuard = try HostGuard.install(configuration: configuration, thread: thread, control: control, updates: updates, counters: counters)
         try Self.prepareFolder(for: configuration.controlEndpoint)
         try Self.prepareFolder(for: configuration.updatesEndpoint)
         controlEndpoint = try control.bind(configuration.controlEndpoint)
         updatesEndpoint = try updates.bind(configuration.updatesEndpoint)
         Self.restrictSocketFile(of: controlEndpoint)
         Self.restrictSocketFile(of: updatesEndpoint)
+        keyGuard?.updatesBound(updates, at: updatesEndpoint)
 
         var welcome = Statebus_V1_Welcome()
         welcome.epoch = state.epoch
@@ -250,6 +256,10 @@ final class HostServer {
                     "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusProtocol.version)"))
             return
         }
+        if let refusal = keyGuard?.refusal(for: request, from: payload) {
+            refuse(request, refusal, to: identity)
+            return
+        }
         switch request.body {
         case .hello(let hello):
             var welcome = self.welcome
@@ -301,6 +311,21 @@ final class HostServer {
                 to: identity, requestID: request.requestID,
                 error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
         }
+    }
+
+    /// Answers a request its key may not make: a write with a rejection (so the view rolls
+    /// it back), anything else with an error.
+    private func refuse(_ request: Statebus_V1_Request, _ error: StateBusError, to identity: [UInt8]) {
+        counters.forbiddenRequests.add(1, ordering: .relaxed)
+        guard case .write(let write) = request.body else {
+            reply(to: identity, requestID: request.requestID, error: error)
+            return
+        }
+        counters.writesRejected.add(1, ordering: .relaxed)
+        var reply = Statebus_V1_Reply()
+        reply.writeReply.writeID = write.writeID
+        reply.writeReply.rejection = error.wire
+        send(reply, to: identity, requestID: request.requestID)
     }
 
     private func handleWrite(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {

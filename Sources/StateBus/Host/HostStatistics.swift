@@ -27,10 +27,16 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Subscriptions the updates socket refused: topics this host does not serve, or
     /// malformed ones (see ``HostLimits/maxSubscriptionBytes``).
     public var refusedSubscriptions: Int = 0
+    /// Connections refused during the CURVE handshake by a host with keys: no CURVE, or a
+    /// key not in the authorized keys file.
+    public var refusedHandshakes: Int = 0
+    /// Requests refused with `forbidden`: a write outside the key's role, a view id of
+    /// another key, or a key removed from the authorized keys file.
+    public var forbiddenRequests: Int = 0
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients) refusedSubscriptions=\(refusedSubscriptions)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients) refusedSubscriptions=\(refusedSubscriptions) refusedHandshakes=\(refusedHandshakes) forbidden=\(forbiddenRequests)"
     }
 }
 
@@ -46,6 +52,8 @@ final class HostCounters: Sendable {
     let duplicateWrites = Atomic<Int>(0)
     let droppedClients = Atomic<Int>(0)
     let refusedSubscriptions = Atomic<Int>(0)
+    let refusedHandshakes = Atomic<Int>(0)
+    let forbiddenRequests = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
     /// Fault injection for tests: write and other replies to drop on purpose.
@@ -62,7 +70,9 @@ final class HostCounters: Sendable {
             persistenceCommits: persistenceCommits.load(ordering: .relaxed),
             droppedClients: droppedClients.load(ordering: .relaxed),
             duplicateWrites: duplicateWrites.load(ordering: .relaxed),
-            refusedSubscriptions: refusedSubscriptions.load(ordering: .relaxed)
+            refusedSubscriptions: refusedSubscriptions.load(ordering: .relaxed),
+            refusedHandshakes: refusedHandshakes.load(ordering: .relaxed),
+            forbiddenRequests: forbiddenRequests.load(ordering: .relaxed)
         )
     }
 }

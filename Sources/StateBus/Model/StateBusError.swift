@@ -45,6 +45,15 @@ public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible 
         /// The endpoint is an ipc socket in a runtime folder that is not private (another
         /// user could own the socket), so the replica does not connect; see the message.
         case unsafeEndpoint
+        /// The connection's CURVE key may not do this: its role in the host's authorized
+        /// keys file is `read`, its `write` list does not name the object, it is no longer
+        /// listed, or the view id belongs to another key. From a replica's own connection
+        /// attempt: the host refused the key during the handshake.
+        case forbidden
+        /// The secure handshake with the host failed: it expects CURVE and this replica has
+        /// no keys (or the other way round), or the host's public key given is not the
+        /// host's. See the message; waiting does not cure it.
+        case handshakeFailed
         /// Something else went wrong; see the message.
         case other
     }

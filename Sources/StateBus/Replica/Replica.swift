@@ -151,7 +151,7 @@ public final class Replica: Sendable {
     public func waitUntilLive(timeout: Duration = .seconds(10)) async throws {
         try await waitFor(timeout: timeout, "the replica of '\(object)' to be live") { replica in
             // Errors that waiting cannot cure end the wait at once.
-            if let error = replica.lastError, error.code == .unknownObject || error.code == .unsafeEndpoint { throw error }
+            if let error = replica.lastError, [.unknownObject, .unsafeEndpoint, .forbidden, .handshakeFailed].contains(error.code) { throw error }
             if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
             return replica.connectionState == .live
         }

@@ -24,9 +24,11 @@ final class ReplicaClient {
     let controlEndpoint: String
     let viewID: String
     let configuration: ReplicaConfiguration
-    private let thread: LoopThread
+    let thread: LoopThread
     private var dealer: Socket?
     private var subscriber: Socket?
+    /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
+    var handshakeMonitor: Socket?
     private var phase = Phase.hello
     private var epoch: UInt64 = 0
     private var helloRequestID: UInt64 = 0
@@ -85,6 +87,7 @@ final class ReplicaClient {
         }
         do {
             let dealer = try Socket(context: thread.context, type: .dealer)
+            try secure(dealer)
             // No routing id of our own: the host's socket gives each connection one, and the
             // hello binds the view id to it, so no other connection can take our answers.
             try dealer.set(.reconnectInterval, 100)
@@ -92,6 +95,7 @@ final class ReplicaClient {
             // Room for the window of writes in flight and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxWritesInFlight + 1_000))
             try dealer.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
+            watchHandshakes(of: dealer)
             // No ZMTP heartbeats (ZMQ_HEARTBEAT_IVL): libzmq 4.3.4 can abort the whole process
             // in its stream engine when a heartbeat meets a dead peer (libzmq issues 4364,
             // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
@@ -129,6 +133,11 @@ final class ReplicaClient {
     }
 
     private func tearDownSockets() {
+        if let handshakeMonitor {
+            thread.unregister(handshakeMonitor)
+            handshakeMonitor.close()
+        }
+        handshakeMonitor = nil
         if let dealer {
             thread.unregister(dealer)
             dealer.close()
@@ -163,7 +172,7 @@ final class ReplicaClient {
         shared.writeOutcomes.finish()
     }
 
-    private func fail(_ error: StateBusError) {
+    func fail(_ error: StateBusError) {
         logger.warning("\(error)")
         shared.inner.withLock { $0.lastError = error }
         shared.connectionFeed.notify(["error"])
@@ -255,6 +264,7 @@ final class ReplicaClient {
         }
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
+            try secure(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
             try subscriber.subscribe(Topic.updates(object))

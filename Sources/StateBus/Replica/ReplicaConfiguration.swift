@@ -29,6 +29,9 @@ public struct ReplicaConfiguration: Sendable {
     public var maxQueuedWriteBytes: Int
     /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
     public var limits = ReplicaLimits()
+    /// CURVE keys, for a host that has them (``HostSecurity``); `nil` (the default): none,
+    /// as for a host on `ipc://` or loopback without keys.
+    public var security: ReplicaSecurity?
     /// Where the replica logs.
     public var logger: Logger
 

@@ -19,6 +19,7 @@ extension StateBusError.Code {
         case .persistenceFailed: self = .persistenceFailed
         case .notJoined: self = .notJoined
         case .viewIDInUse: self = .viewIDInUse
+        case .forbidden: self = .forbidden
         default: self = .other
         }
     }
@@ -38,7 +39,8 @@ extension StateBusError.Code {
         case .persistenceFailed: .persistenceFailed
         case .notJoined: .notJoined
         case .viewIDInUse: .viewIDInUse
-        case .closed, .timeout, .overloaded, .unsafeEndpoint, .other: .unspecified
+        case .forbidden: .forbidden
+        case .closed, .timeout, .overloaded, .unsafeEndpoint, .handshakeFailed, .other: .unspecified
         }
     }
 }

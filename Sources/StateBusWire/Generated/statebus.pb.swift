@@ -164,6 +164,9 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// another live connection holds this view id
   case viewIDInUse // = 13
+
+  /// the connection's CURVE key may not do this (its role)
+  case forbidden // = 14
   case UNRECOGNIZED(Int)
 
   package init() {
@@ -186,6 +189,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 11: self = .persistenceFailed
     case 12: self = .notJoined
     case 13: self = .viewIDInUse
+    case 14: self = .forbidden
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -206,6 +210,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .persistenceFailed: return 11
     case .notJoined: return 12
     case .viewIDInUse: return 13
+    case .forbidden: return 14
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -226,6 +231,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .persistenceFailed,
     .notJoined,
     .viewIDInUse,
+    .forbidden,
   ]
 
 }
@@ -929,7 +935,7 @@ nonisolated extension Statebus_V1_ValueKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0\u{1}ERROR_CODE_FORBIDDEN\0")
 }
 
 nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -21,12 +21,13 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench                      # the full run, a few minutes
               statebus bench --quick --json > bench.json
               statebus bench --only echo --only join
+              statebus bench --only keys          # what CURVE costs: Int to 1 view and echo, without and with keys
             """
     )
 
     /// The parts of the benchmark.
     enum Section: String, CaseIterable, ExpressibleByArgument {
-        case throughput, echo, join, durable
+        case throughput, echo, join, durable, keys
     }
 
     @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
@@ -66,6 +67,7 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.echo) { await runner.echo() }
         if sections.contains(.join) { await runner.join() }
         if sections.contains(.durable) { await runner.durable() }
+        if sections.contains(.keys) { await runner.keys() }
         report = runner.report
         print(json ? try report.json() : report.table())
         if !report.allChecksPassed { throw ExitCode(1) }

@@ -173,6 +173,53 @@ struct BenchRunner {
         report.rows += [view, host, state]
     }
 
+    // MARK: With keys
+
+    /// What CURVE costs: Int to one view and write→echo, each measured without and then with
+    /// keys, back to back, so the pair shares the machine's state of the moment.
+    mutating func keys() async {
+        var rates: [Bool: Double] = [:]
+        var echoes: [Bool: Double] = [:]
+        for keyed in [false, true] {
+            let label = keyed ? "with keys" : "without keys"
+            say("throughput Int, 1 view, \(label): \(plan.updates) updates")
+            do {
+                let outcome = try await ThroughputBench(kind: .int, views: 1, updates: plan.updates, keyed: keyed).runStateBus()
+                report.check(
+                    "keys.throughput.\(keyed)", outcome.complete,
+                    outcome.complete ? "the view applied all \(plan.updates) updates in order, \(label)" : outcome.problems.joined(separator: "; "))
+                if outcome.complete { rates[keyed] = outcome.slowest }
+            } catch {
+                report.check("keys.throughput.\(keyed)", false, "\(error)")
+            }
+            say("echo \(label): \(plan.echoWrites) writes")
+            do {
+                let outcome = try await EchoBench(writes: plan.echoWrites, warmup: plan.echoWarmup, keyed: keyed).runStateBus()
+                report.check("keys.echo.\(keyed)", outcome.complete, outcome.problem ?? "every write accepted and echoed in order, \(label)")
+                if outcome.complete { echoes[keyed] = outcome.p50 }
+            } catch {
+                report.check("keys.echo.\(keyed)", false, "\(error)")
+            }
+        }
+        func cost(_ figures: [Bool: Double], unit: String, higherIsBetter: Bool) -> String {
+            guard let without = figures[false] else { return "without keys: not available" }
+            let base = "without keys, same run: \(BenchReport.format(without, unit: unit))"
+            guard let with = figures[true], without > 0 else { return base }
+            let change = (higherIsBetter ? without / with : with / without) - 1
+            return base
+                + (change >= 0
+                    ? String(format: "; CURVE costs %.0f%%", change * 100) : String(format: "; with keys %.0f%% better: noise", -change * 100))
+        }
+        report.rows.append(
+            BenchReport.Row(
+                "updates/s at each view (slowest), Int, 1 view, with keys", unit: "rate", statebus: rates[true], raw: nil,
+                note: cost(rates, unit: "rate", higherIsBetter: true)))
+        report.rows.append(
+            BenchReport.Row(
+                "write→echo p50, with keys", unit: "nanoseconds", statebus: echoes[true], raw: nil,
+                note: cost(echoes, unit: "nanoseconds", higherIsBetter: false)))
+    }
+
     // MARK: Durable writes
 
     mutating func durable() async {

@@ -25,21 +25,27 @@ struct EchoBench {
 
     let writes: Int
     let warmup: Int
+    /// With CURVE keys on the host and the view (the "with keys" row).
+    var keyed = false
 
     /// StateBus: a host in this process, one writing view process.
     func runStateBus() async throws -> Outcome {
         let folder = try ScratchFolder()
         defer { folder.remove() }
+        var configuration = HostConfiguration(
+            name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+        let keys = keyed ? try BenchKeys(folder: folder) : nil
+        configuration.security = keys?.host
         let host = try await StateHost(
             objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("echo", kind: .int, default: .int(0))])],
-            configuration: HostConfiguration(
-                name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+            configuration: configuration
         )
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let writer = try workers.start(
-            "echo", ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"], name: "echo view")
+            "echo", ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"], environment: keys?.viewEnvironment ?? [:],
+            name: "echo view")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         var outcome = Self.outcome(result)
         let expected = Value.int(Int64(writes + warmup))

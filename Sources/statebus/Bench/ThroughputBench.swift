@@ -32,6 +32,8 @@ struct ThroughputBench {
     let kind: PayloadKind
     let views: Int
     let updates: Int
+    /// With CURVE keys on the host and every view (the "with keys" rows).
+    var keyed = false
 
     static let viewTimeout: Duration = .seconds(300)
 
@@ -39,17 +41,22 @@ struct ThroughputBench {
     func runStateBus() async throws -> Outcome {
         let folder = try ScratchFolder()
         defer { folder.remove() }
+        var configuration = HostConfiguration(
+            name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+        let keys = keyed ? try BenchKeys(folder: folder) : nil
+        configuration.security = keys?.host
         let host = try await StateHost(
             objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("value", kind: kind.valueKind, default: kind.value(0))])],
-            configuration: HostConfiguration(
-                name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
+            configuration: configuration
         )
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let processes = try (0..<views).map { index in
             try workers.start(
-                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"], name: "view \(index + 1)")
+                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"],
+                environment: keys?.viewEnvironment ?? [:],
+                name: "view \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let started = BenchClock.now()

@@ -11,7 +11,10 @@ enum ViewWorkers {
     static let object = "Bench"
 
     private static func liveReplica(_ control: String, name: String) async throws -> Replica {
-        let replica = try Replica(object: object, controlEndpoint: control, configuration: ReplicaConfiguration(nodeName: name))
+        var configuration = ReplicaConfiguration(nodeName: name)
+        // The "with keys" rows start the worker with its key files in its environment.
+        configuration.security = try EnvironmentValues.process().replicaSecurity()
+        let replica = try Replica(object: object, controlEndpoint: control, configuration: configuration)
         try await replica.waitUntilLive(timeout: .seconds(120))
         return replica
     }

@@ -15,8 +15,9 @@ final class WorkerGroup: Sendable {
     ///   - role: the worker's role (a `bench-worker` argument).
     ///   - arguments: its options.
     ///   - name: a name for errors.
-    func start(_ role: String, _ arguments: [String], name: String) throws -> NodeProcess {
-        let process = try NodeProcess(executable: Self.executable, arguments: ["bench-worker", role] + arguments, name: name)
+    func start(_ role: String, _ arguments: [String], environment: [String: String] = [:], name: String) throws -> NodeProcess {
+        let process = try NodeProcess(
+            executable: Self.executable, arguments: ["bench-worker", role] + arguments, environment: environment, name: name)
         processes.withLock { $0.append(process) }
         return process
     }

@@ -1,0 +1,103 @@
+import Foundation
+import Synchronization
+
+/// A TCP relay between a client and a server that records every byte it forwards, both
+/// ways: what an eavesdropper on the network would see.
+///
+/// It listens on `127.0.0.1` at a port the kernel picks; each accepted connection gets one
+/// to the target, and a thread per direction copies bytes until either side closes.
+final class RecordingRelay: Sendable {
+    /// The endpoint clients connect to instead of the target.
+    let endpoint: String
+    private let listener: Int32
+    private let recorded = Mutex<[UInt8]>([])
+    private let closed = Atomic<Bool>(false)
+
+    /// Starts relaying to `tcp://127.0.0.1:PORT`.
+    init(to target: String) throws {
+        guard let port = target.split(separator: ":").last.flatMap({ UInt16($0) }) else { throw RelayError("no port in \(target)") }
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, 16) == 0 else { throw RelayError("cannot listen: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        self.listener = listener
+        endpoint = "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+        Thread.detachNewThread { [self] in acceptLoop(targetPort: port) }
+    }
+
+    /// Everything forwarded so far, both directions interleaved.
+    var bytes: [UInt8] { recorded.withLock { $0 } }
+
+    /// Whether the recording holds `text` as UTF-8.
+    func contains(_ text: String) -> Bool {
+        let needle = Array(text.utf8)
+        let haystack = bytes
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in haystack[start..<(start + needle.count)].elementsEqual(needle) }
+    }
+
+    /// Stops accepting (connections already relayed end when a side closes).
+    func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+    }
+
+    deinit { close() }
+
+    private func acceptLoop(targetPort: UInt16) {
+        while !closed.load(ordering: .relaxed) {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: targetPort)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                Glibc.close(client)
+                Glibc.close(server)
+                continue
+            }
+            Thread.detachNewThread { [self] in pump(from: client, to: server) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            recorded.withLock { $0.append(contentsOf: buffer[0..<count]) }
+            var sent = 0
+            while sent < count {
+                let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + sent, count - sent) }
+                guard written > 0 else { break }
+                sent += written
+            }
+        }
+        // One side closed: shut both down, so the other pump ends too. The descriptors are
+        // left open (a few per test): closing them here could close one the other pump
+        // still reads, or one the process reused meanwhile.
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+}
+
+struct RelayError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
