@@ -117,6 +117,19 @@ struct SecureLaunchTests {
             }
             #expect(launch.output.contains { $0.contains("CURVE on") }, "the host runs with keys: \(launch.output.suffix(20))")
             #expect(!launch.output.contains { $0.contains(view.secretKey) || $0.contains(keys.host.secretKey) }, "no secret key in any output")
+
+            // SIGHUP to the launcher reaches the host, which re-reads its authorized keys and
+            // cuts the removed view off.
+            try keys.authorize([("read", try keys.client("other"), "other")])
+            let mark = launch.lineCount
+            launch.signal(SIGHUP)
+            try await launch.waitForLine("the host's reload", after: mark, timeout: .seconds(30)) {
+                $0.hasPrefix("host |") && $0.contains("1 added, 1 removed")
+            }
+            try await launch.waitForLine("the removed view going stale", after: mark, timeout: .seconds(30)) {
+                $0.hasPrefix("view |") && $0.contains(#""connection":"stale""#)
+            }
+            #expect(launch.isRunning, "SIGHUP does not stop the launcher")
         }
     }
 }

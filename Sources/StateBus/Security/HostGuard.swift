@@ -218,8 +218,11 @@ final class HostGuard {
     }
 
     /// Unbinds the updates socket, which closes each of its connections, and binds it again
-    /// at the same endpoint once libzmq has let go of it (its listener closes on libzmq's
-    /// I/O thread, after `zmq_unbind` returns).
+    /// at the same endpoint. The old listener closes on libzmq's I/O thread after
+    /// `zmq_unbind` returns, so a tcp port may still be taken for a moment (retried every
+    /// 5 ms for up to 5 s). An ipc bind replaces the socket file; should the old listener
+    /// delete the path as it closes (libzmq 4.3.4 was not seen to), a check 250 ms later
+    /// binds again.
     private func closeSubscriberConnections() {
         guard let (socket, endpoint) = updates else { return }
         do {
@@ -228,25 +231,25 @@ final class HostGuard {
             logger.error("could not unbind the updates socket to close removed keys' connections: \(error)")
             return
         }
-        let ipcPath = endpoint.hasPrefix("ipc://") ? String(endpoint.dropFirst("ipc://".count)) : nil
         let deadline = ContinuousClock.now + .seconds(5)
         func attempt() {
-            // An ipc listener deletes its file when it closes: bind only after that, or the
-            // old listener would delete the new one's file.
-            if let ipcPath, FileManager.default.fileExists(atPath: ipcPath), .now < deadline {
-                thread.scheduleTimer(after: .milliseconds(5)) { attempt() }
-                return
-            }
             do {
                 try socket.bind(endpoint)
                 HostServer.restrictSocketFile(of: endpoint)
                 logger.notice("closed every subscriber connection (keys were removed) and listen again on \(endpoint)")
+                if endpoint.hasPrefix("ipc://") { thread.scheduleTimer(after: .milliseconds(250)) { checkSocketFile() } }
             } catch ZeroMQError.addressInUse where .now < deadline {
                 thread.scheduleTimer(after: .milliseconds(5)) { attempt() }
             } catch {
                 logger.critical(
                     "the updates socket could not bind \(endpoint) again after closing removed keys' connections: \(error); views get no updates")
             }
+        }
+        func checkSocketFile() {
+            guard !FileManager.default.fileExists(atPath: String(endpoint.dropFirst("ipc://".count))) else { return }
+            logger.warning("the updates socket's file \(endpoint) vanished after the rebind; binding again")
+            try? socket.unbind(endpoint)
+            attempt()
         }
         attempt()
     }
