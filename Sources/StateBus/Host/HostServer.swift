@@ -71,6 +71,9 @@ final class HostServer {
         try control.set(.routerHandover, false)
         // Per client, in libzmq's queue; past it replies wait in the client's backlog.
         try control.set(.sendHighWaterMark, 1_000)
+        // Above any view's window of writes in flight, so libzmq never stops reading a
+        // well-behaved view's connection (see HostLimits.controlQueueMessages).
+        try control.set(.receiveHighWaterMark, Int32(HostLimits.controlQueueMessages))
         try updates.set(.xpubVerbose, true)
         // Bounds in bytes (HostLimits): libzmq counts a subscriber's queue in messages, and
         // admits any subscription unless told to pass them to us.
