@@ -77,7 +77,8 @@ enum CorpusWriter {
             }
         }
         try collect { sawMarker }
-        for (_, request) in requests { _ = try dealer.send(try request.serializedBytes() as [UInt8]) }
+        // A blocking send: it returns once queued, or throws.
+        for (_, request) in requests { try dealer.send(try request.serializedBytes() as [UInt8]) }
         let expectedReplies = requests.count - requests.filter { $0.1.goodbye.viewID != "" }.count
         try collect { replies >= expectedReplies && sawHeartbeat }
         return written

@@ -348,7 +348,9 @@ final class HostServer {
                 ).wire
         } else {
             let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
-            if !write.viewID.isEmpty, let earlier = ledger.answer(to: write) {
+            // Computed once: it finds a copy, and it is recorded (and stored, when durable).
+            let digest = WriteDigest.of(object: write.object, changes: write.changes)
+            if !write.viewID.isEmpty, let earlier = ledger.answer(to: write, digest: digest) {
                 // A copy of a write already handled (sent again after a reconnect, or to the
                 // next host after a crash): answered as the first time, nothing changed.
                 counters.duplicateWrites.add(1, ordering: .relaxed)
@@ -358,7 +360,6 @@ final class HostServer {
                         view: write.viewID, writeID: write.writeID, digest: earlier.digest, isCopy: true))
                 return
             }
-            let digest = WriteDigest.of(object: write.object, changes: write.changes)
             var durable = false
             defer {
                 if !write.viewID.isEmpty {

@@ -70,9 +70,10 @@ struct WriteLedger {
     private(set) var count = 0
 
     /// The answer given to this very write before, if `write` is a copy of it.
-    func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
+    /// - Parameter digest: the write's ``WriteDigest``, when the caller has it already.
+    func answer(to write: Statebus_V1_WriteRequest, digest: UInt64? = nil) -> Answer? {
         guard let answer = views[write.viewID]?.answers[write.writeID],
-            answer.digest == WriteDigest.of(object: write.object, changes: write.changes)
+            answer.digest == digest ?? WriteDigest.of(object: write.object, changes: write.changes)
         else { return nil }
         return answer
     }

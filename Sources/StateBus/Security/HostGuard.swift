@@ -114,7 +114,13 @@ final class HostGuard {
         for _ in 0..<256 {
             guard let frames = try? zap.tryReceiveMultipart() else { return }
             guard let request = ZAPRequest(routerFrames: frames.map(\.bytes)) else { continue }
-            _ = try? zap.send(multipart: answer(request), wait: false)
+            // libzmq's side of ZAP waits for this answer; one the inproc queue will not take
+            // leaves that peer's handshake to time out (it then reconnects): counted, logged.
+            guard (try? zap.send(multipart: answer(request), wait: false)) == true else {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+                logger.warning("could not answer a handshake's ZAP request (queue full); that peer's handshake times out and it reconnects")
+                continue
+            }
         }
     }
 
