@@ -131,7 +131,7 @@ final class FloodHost {
     static func write(size: Int) throws -> [UInt8] {
         var write = Statebus_V1_WriteRequest()
         write.object = "Flood"
-        write.viewID = "flood-\(UUID().uuidString.prefix(8))"  // one per connection: a view id binds to its connection
+        // No view id: an anonymous write is handled without a hello (this test is about sizes).
         write.writeID = 1
         var change = Statebus_V1_Change()
         change.property = "locked"

@@ -7,10 +7,16 @@ import ZeroMQ
 /// each view write (origin and write id) is published: a durable write is published only
 /// after its commit, so a write published twice was applied twice.
 ///
+/// It also watches integer values: where each property is written by one view with growing
+/// values, a published value below an earlier one means writes were applied out of order.
+///
 /// It can miss publications made while it reconnects to a restarted host, so it may
-/// undercount duplicates, never invent them.
+/// undercount duplicates and regressions, never invent them.
 final class PublicationTally: Sendable {
     private let counts = Mutex<[String: Int]>([:])
+    /// The highest integer published per property, and every publication of a lower one.
+    private let highest = Mutex<[String: Int64]>([:])
+    private let backwards = Mutex<[String]>([])
     private let stopped = Atomic<Bool>(false)
 
     /// Starts counting the updates of `object` published at `updatesEndpoint`.
@@ -32,6 +38,20 @@ final class PublicationTally: Sendable {
                     counts.withLock { counts in
                         for write in writes { counts[write, default: 0] += 1 }
                     }
+                    for update in publication.updates {
+                        for change in update.changes where change.path.isEmpty {
+                            guard case .intValue(let value) = change.value.kind else { continue }
+                            highest.withLock { highest in
+                                if let top = highest[change.property], value < top {
+                                    backwards.withLock {
+                                        $0.append("\(change.property) \(top) -> \(value) (epoch \(update.epoch), sequence \(update.sequence), write \(update.origin)#\(update.writeID))")
+                                    }
+                                } else {
+                                    highest[change.property] = value
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -42,6 +62,9 @@ final class PublicationTally: Sendable {
 
     /// View writes published more than once, with how often.
     var duplicates: [String: Int] { counts.withLock { $0.filter { $0.value > 1 } } }
+
+    /// Integer values published below an earlier value of the same property, described.
+    var regressions: [String] { backwards.withLock { $0 } }
 
     /// Stops counting.
     func stop() { stopped.store(true, ordering: .relaxed) }

@@ -20,6 +20,19 @@ struct RawClient {
         try socket.send(try request.serializedBytes() as [UInt8])
     }
 
+    /// Says hello as `viewID` and waits for the welcome: a write naming a view id is applied
+    /// only from the connection its hello bound. - Returns: the welcome.
+    @discardableResult
+    func hello(as viewID: String = "raw") throws -> Statebus_V1_Welcome {
+        var hello = Statebus_V1_Hello()
+        hello.viewID = viewID
+        try send(Self.request(id: 1, .hello(hello)))
+        guard let reply = try reply(), case .welcome(let welcome) = reply.body else {
+            throw StateBusError(.notJoined, "no welcome to the hello of view \(viewID)")
+        }
+        return welcome
+    }
+
     func reply() throws -> Statebus_V1_Reply? {
         let poller = Poller()
         poller.add(socket, events: .readable)
@@ -61,6 +74,7 @@ struct BadInputTests {
         let before = host.values(of: "SharedData")
         let sequenceBefore = host.sequence(of: "SharedData")
         let client = try RawClient(context: try Context(), endpoint: host.controlEndpoint)
+        try client.hello()
 
         // Random bytes.
         try client.send(frames: [(0..<200).map { _ in UInt8.random(in: 0...255) } + [0xFF, 0xFF]])

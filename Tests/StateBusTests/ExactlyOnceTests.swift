@@ -28,6 +28,7 @@ struct ExactlyOnceTests {
         let context = try Context()
         let first = try await Self.host(folder)
         let client = try RawClient(context: context, endpoint: first.controlEndpoint)
+        try client.hello()
         #expect(try Self.write(1, through: client)?.accepted == true)
         // Another writer's acknowledged value comes after it.
         try await first.updateDurably("count", to: 2, in: "Counter")
@@ -39,6 +40,7 @@ struct ExactlyOnceTests {
         #expect(second.value(of: "count", in: "Counter") == 2)
         let again = try RawClient(context: context, endpoint: second.controlEndpoint)
         defer { again.socket.close() }
+        try again.hello()
         // The copy: the view never heard the first answer and sends the same write again.
         let answer = try #require(try Self.write(1, through: again))
         #expect(answer.accepted, "the copy was refused: \(answer.rejection.message)")

@@ -174,6 +174,7 @@ struct DuplicateWriteTests {
         defer { context.terminate() }
         let client = try RawClient(context: context, endpoint: host.controlEndpoint)
         defer { client.socket.close() }
+        try client.hello(as: "resending-view")
 
         try client.send(Self.write(id: 1, count: 1))
         let firstReply = try client.reply()

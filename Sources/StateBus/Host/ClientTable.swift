@@ -8,7 +8,8 @@ import ZeroMQ
 /// connection. Another connection that names a bound view id is refused (`viewIDInUse`)
 /// unless it shows the binding's session token (the same replica, reconnecting) or the
 /// binding's connection has been silent for the lease (it is gone). So one replica's
-/// answers can never be routed to another.
+/// answers can never be routed to another. A write naming a view id is applied only from
+/// the connection bound to it (``admitsWrite(viewID:from:)``).
 ///
 /// **Back-pressure.** A reply the socket will not take (the client does not read) waits in
 /// the client's queue, in order, and the client's further requests wait behind it: the
@@ -89,17 +90,28 @@ struct ClientTable {
         return .bound(token: token)
     }
 
-    /// Whether a write naming `viewID` may come from this connection: the view id is bound
-    /// to it, or to nobody (then the write binds it, as a hello would).
-    mutating func admitsWrite(viewID: String, from identity: [UInt8], now: ContinuousClock.Instant = .now) -> Bool {
-        guard !viewID.isEmpty else { return true }
-        if let binding = bindings[viewID] {
-            if binding.identity == identity { return true }
-            guard case .bound = hello(viewID: viewID, from: identity, token: [], now: now) else { return false }
-            return true
-        }
-        _ = hello(viewID: viewID, from: identity, token: [], now: now)
-        return true
+    /// What a write naming a view id gets.
+    enum WriteAdmission: Equatable {
+        /// The view id is bound to this connection (or the write names none).
+        case admitted
+        /// Nobody holds the view id here: the connection has not said hello to this host.
+        case notJoined
+        /// Another connection holds the view id.
+        case heldByAnother
+    }
+
+    /// Whether a write naming `viewID` may come from this connection: only from the
+    /// connection a hello to this host bound it to.
+    ///
+    /// A write never binds a view id by itself. ZeroMQ reconnects a view's socket underneath
+    /// it, to a restarted host or after a dropped connection, and sends what was queued on
+    /// it; had those writes been applied, the writes that were lost in between (sent again
+    /// only after the view's next hello) would have been applied after later ones. Refused,
+    /// they tell the view to say hello again and send its unanswered writes, in order.
+    func admitsWrite(viewID: String, from identity: [UInt8]) -> WriteAdmission {
+        guard !viewID.isEmpty else { return .admitted }
+        guard let binding = bindings[viewID] else { return .notJoined }
+        return binding.identity == identity ? .admitted : .heldByAnother
     }
 
     /// The view id bound to a connection.

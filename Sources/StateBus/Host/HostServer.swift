@@ -339,11 +339,18 @@ final class HostServer {
             counters.badMessages.add(1, ordering: .relaxed)
             writeReply.rejection =
                 StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
-        } else if !clients.admitsWrite(viewID: write.viewID, from: identity) {
+        } else if case let admission = clients.admitsWrite(viewID: write.viewID, from: identity), admission != .admitted {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection =
-                StateBusError(
-                    .viewIDInUse, "view id '\(write.viewID)' belongs to another live connection; this connection may not write as it",
+                admission == .notJoined
+                ? StateBusError(
+                    .notJoined,
+                    "view id '\(write.viewID)' has not said hello on this connection to this host (it restarted, or the connection is new); "
+                        + "send a hello first, then the write again",
+                    object: write.object
+                ).wire
+                : StateBusError(
+                    .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it",
                     object: write.object
                 ).wire
         } else {

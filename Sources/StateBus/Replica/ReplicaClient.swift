@@ -209,7 +209,8 @@ final class ReplicaClient {
     private func controlReadable() {
         guard let dealer else { return }
         for _ in 0..<256 {
-            guard let message = try? dealer.tryReceive() else { return }
+            // A handler may have replaced the connection: what is left on this one is moot.
+            guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             guard !message.hasMore else {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
@@ -337,6 +338,15 @@ final class ReplicaClient {
     }
 
     private func handleWriteReply(_ reply: Statebus_V1_WriteReply) {
+        if !reply.accepted, reply.rejection.code == .notJoined || reply.rejection.code == .viewIDInUse {
+            // The host does not hold this connection as ours: ZeroMQ reconnected the socket
+            // underneath us (the host restarted, or the connection dropped) and sent what was
+            // queued on it. Nothing was applied. A new connection and hello, and every
+            // unanswered write goes again there, in order; the receipt stays open.
+            logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.rejection.code)); saying hello again")
+            connect()
+            return
+        }
         if reply.accepted {
             shared.complete(writeID: reply.writeID, with: .success(reply.sequence))
         } else {

@@ -53,10 +53,21 @@ do {
         try dealer.set(.heartbeatTimeout, 200)
     }
     try dealer.connect(control)
+    // A write naming a view id is applied only from the connection its hello bound; the
+    // welcome comes back first and is counted below like an answer.
+    var hello = Statebus_V1_Hello()
+    hello.viewID = viewID
+    var helloRequest = Statebus_V1_Request()
+    helloRequest.protocolVersion = StateBusProtocol.version
+    helloRequest.body = .hello(hello)
+    guard try dealer.send(try helloRequest.serializedBytes() as [UInt8], wait: false) else {
+        FileHandle.standardError.write(Data("statebus-flood: the control socket would not take the hello\n".utf8))
+        exit(1)
+    }
     let poller = Poller()
     _ = poller.add(dealer, events: .readable)
     var sent = 0
-    var answered = 0
+    var answered = -1  // the welcome is not an answer to a write
     var announced = false
     while true {
         // Keep the pipe full: up to 1,000 writes in flight, without blocking.
