@@ -88,6 +88,8 @@ final class RawSubscriber {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
             let count = recv(descriptor, &buffer, buffer.count, 0)
+            // Interrupted (a child process of the test exiting sends SIGCHLD): read again.
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count > 0 else { return false }
             received += buffer[0..<count]
             if received.count >= needle.count,
