@@ -16,6 +16,8 @@ public enum EnvironmentVariableName {
     public static let object = "STATEBUS_OBJECT"
     /// `STATEBUS_CONTROL`: the host's control endpoint; for a host, the endpoint to bind.
     public static let control = "STATEBUS_CONTROL"
+    /// `STATEBUS_UPSTREAM`: for a relay, the control endpoint of the host (or relay) it relays.
+    public static let upstream = "STATEBUS_UPSTREAM"
     /// `STATEBUS_KEY_FILE`: the path of the node's CURVE secret key file (never the key
     /// itself: an environment is readable by the user's other processes and logged by
     /// tools).

@@ -20,6 +20,7 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --object SharedData --property sharedText:string=hello
               statebus host --control tcp://0.0.0.0:7000 --object Counter --property count:int=0 --property label:string!=fixed
               statebus host --object Settings --property notifications:bool~=true --database /var/lib/app/settings.sqlite
+              statebus host --control tcp://0.0.0.0:7000 --updates tcp://0.0.0.0:7001 --advertise tcp://192.0.2.7:7001 --insecure --object Counter --property count:int=0
               statebus host --control tcp://0.0.0.0:7000 --key host.key --authorized authorized.keys --object Counter --property count:int=0
 
             A tcp endpoint on an address other than loopback needs --key and --authorized \
@@ -32,6 +33,9 @@ struct HostCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "The updates endpoint to bind (default: derived from the control endpoint).")
     var updates: String?
+
+    @Option(name: .long, help: "The updates endpoint to announce to views, when it differs from the bound one (NAT, another machine's address).")
+    var advertise: String?
 
     @Option(name: .long, help: "The object's name (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS, as the launcher injects).")
     var object: String?
@@ -124,6 +128,7 @@ struct HostCommand: AsyncParsableCommand {
             persistence: noPersistence ? .disabled : database.map(Persistence.file) ?? .automatic
         )
         configuration.databaseLockTimeout = .milliseconds(databaseLockTimeoutMs)
+        configuration.advertisedUpdatesEndpoint = advertise
         try security.apply(to: &configuration)
         let host = try await StateHost(objects: [definition], configuration: configuration)
         let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)

@@ -23,6 +23,8 @@ struct ClientTable {
     struct Client {
         /// The view id its hello bound, if any.
         var viewID: String?
+        /// Its hello said it is a relay: it writes for the views joined to it.
+        var isRelay = false
         /// When it last sent anything.
         var lastSeen: ContinuousClock.Instant
         /// Replies that the socket did not take yet, oldest first.
@@ -100,6 +102,24 @@ struct ClientTable {
         case heldByAnother
     }
 
+    /// Unbinds one view id: its next write must follow a new hello.
+    mutating func unbind(viewID: String) {
+        guard let binding = bindings.removeValue(forKey: viewID) else { return }
+        if clients[binding.identity]?.viewID == viewID { clients[binding.identity]?.viewID = nil }
+    }
+
+    /// Unbinds every view id: each view must say hello again before it writes (a relay
+    /// whose upstream connection was rebuilt, so no later write overtakes an earlier one).
+    mutating func unbindAll() {
+        bindings.removeAll()
+        for identity in clients.keys { clients[identity]?.viewID = nil }
+    }
+
+    /// Marks a connection whose hello bound a view id as a relay's.
+    mutating func markRelay(_ identity: [UInt8]) {
+        clients[identity]?.isRelay = true
+    }
+
     /// Whether a write naming `viewID` may come from this connection: only from the
     /// connection a hello to this host bound it to.
     ///
@@ -110,6 +130,8 @@ struct ClientTable {
     /// they tell the view to say hello again and send its unanswered writes, in order.
     func admitsWrite(viewID: String, from identity: [UInt8]) -> WriteAdmission {
         guard !viewID.isEmpty else { return .admitted }
+        // A relay binds its views' ids downstream and writes for them on its one connection.
+        if clients[identity]?.isRelay == true, clients[identity]?.viewID != nil { return .admitted }
         guard let binding = bindings[viewID] else { return .notJoined }
         return binding.identity == identity ? .admitted : .heldByAnother
     }

@@ -279,9 +279,23 @@ final class HostServer {
                     ))
                 return
             }
+            if hello.relay, hello.viewID.isEmpty || keyGuard != nil {
+                counters.badMessages.add(1, ordering: .relaxed)
+                reply(
+                    to: identity, requestID: request.requestID,
+                    error: keyGuard != nil
+                        ? StateBusError(
+                            .forbidden,
+                            "this host has keys, and relays cannot join a host with keys yet (a relay role is planned); run the relay and its views beside a host without keys, on ipc or loopback"
+                        )
+                        : StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
+                return
+            }
             if !hello.viewID.isEmpty {
                 switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
-                case .bound(let token): welcome.sessionToken = Data(token)
+                case .bound(let token):
+                    welcome.sessionToken = Data(token)
+                    if hello.relay { clients.markRelay(identity) }
                 case .inUse:
                     counters.badMessages.add(1, ordering: .relaxed)
                     reply(

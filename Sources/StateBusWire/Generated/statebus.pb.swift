@@ -575,6 +575,10 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// new connection (it reconnected): it proves the view id is still its own. Empty at first.
   package var sessionToken: Data = Data()
 
+  /// A relay (statebus relay): it forwards the writes of the views joined to it, each naming
+  /// its own view id, on this one connection (see PROTOCOL.md, "Relays").
+  package var relay: Bool = false
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -1542,7 +1546,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Hello"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0\u{1}relay\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1554,6 +1558,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularStringField(value: &self.nodeName) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.objects) }()
       case 4: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.relay) }()
       default: break
       }
     }
@@ -1572,6 +1577,9 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.sessionToken.isEmpty {
       try visitor.visitSingularBytesField(value: self.sessionToken, fieldNumber: 4)
     }
+    if self.relay != false {
+      try visitor.visitSingularBoolField(value: self.relay, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1580,6 +1588,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.nodeName != rhs.nodeName {return false}
     if lhs.objects != rhs.objects {return false}
     if lhs.sessionToken != rhs.sessionToken {return false}
+    if lhs.relay != rhs.relay {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

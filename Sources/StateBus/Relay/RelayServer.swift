@@ -1,0 +1,479 @@
+import Foundation
+import Logging
+import StateBusRuntime
+import StateBusWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// The relay's sockets and every message it handles, on its I/O loop thread only (no locks).
+///
+/// **Downstream** (this file) it is a host to its views: a ROUTER for hellos, snapshots,
+/// writes and pings, and an XPUB in manual mode with the host's ``SubscriptionGate``. Hellos
+/// and snapshot requests that come while the relay is catching up with its upstream wait,
+/// bounded in number and time. **Upstream** (``RelayServer`` upstream extension) it is a view:
+/// one DEALER and one SUB, a copy of each object (``ObjectCopy``), every publication relayed
+/// unchanged, writes forwarded and their answers passed back.
+///
+/// **Order of writes.** A view's writes reach the upstream in the order the view sent them:
+/// they go on the relay's one upstream connection in the order they arrive. When that
+/// connection is rebuilt, every view is unbound and every write in flight answered
+/// `notJoined`, so a view says hello again and sends its unanswered writes again, in order,
+/// before any later one is forwarded.
+final class RelayServer {
+    /// A write sent upstream and not answered yet.
+    struct ForwardedWrite {
+        var identity: [UInt8]
+        var requestID: UInt64
+        var viewID: String
+        var writeID: UInt64
+        var deadline: ContinuousClock.Instant
+    }
+
+    /// A hello or snapshot request waiting for the relay to catch up.
+    struct ParkedRequest {
+        var identity: [UInt8]
+        var request: Statebus_V1_Request
+        var deadline: ContinuousClock.Instant
+    }
+
+    /// Where the upstream connection stands.
+    enum UpstreamPhase {
+        /// A hello is on its way (or the connection is being rebuilt).
+        case hello
+        /// Subscribed; waiting for the join marker that says the subscriptions are live.
+        case joining
+        /// Joined: snapshots asked for, publications applied to the copies.
+        case live
+    }
+
+    let configuration: RelayConfiguration
+    let counters: RelayCounters
+    let thread: LoopThread
+    let control: Socket
+    let updates: Socket
+    let controlEndpoint: String
+    let updatesEndpoint: String
+    /// Each view connection's view id, queued replies and parked requests.
+    var clients: ClientTable
+    /// Which subscriptions the updates socket admits: the relayed objects' topics.
+    var gate: SubscriptionGate
+    var logger: Logger { configuration.logger }
+
+    // Upstream state (see RelayServer+Upstream.swift).
+    var phase = UpstreamPhase.hello
+    var dealer: Socket?
+    var subscriber: Socket?
+    /// The upstream's welcome, limited to the relayed objects; `nil` until it came.
+    var upstreamWelcome: Statebus_V1_Welcome?
+    var epoch: UInt64 = 0
+    var sessionToken = Data()
+    var helloRequestID: UInt64 = 0
+    var nextRequestID: UInt64 = 1
+    var copies: [String: ObjectCopy] = [:]
+    /// When each object's pending snapshot was asked for.
+    var snapshotAskedAt: [String: ContinuousClock.Instant] = [:]
+    var forwarded: [UInt64: ForwardedWrite] = [:]
+    var parked: [ParkedRequest] = []
+    var phaseStarted = ContinuousClock.now
+    var lastHeard = ContinuousClock.now
+    var lastSent = ContinuousClock.now
+    /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
+    var joinedBefore = false
+
+    init(thread: LoopThread, configuration: RelayConfiguration, counters: RelayCounters) throws {
+        let exposed = [configuration.controlEndpoint, configuration.updatesEndpoint].filter { !NetworkExposure.isLocal($0) }
+        if !exposed.isEmpty {
+            guard configuration.allowsInsecureNetwork else {
+                throw StateBusError(
+                    .unsafeEndpoint,
+                    "refusing to relay on \(exposed.joined(separator: " and ")): relays have no CURVE keys yet, so anyone who can reach it would read and write every object. "
+                        + "Serve ipc:// or a loopback address, or accept the risk with --insecure (RelayConfiguration.allowsInsecureNetwork)")
+            }
+            configuration.logger.warning("INSECURE: relaying on \(exposed.joined(separator: " and ")) without CURVE keys (--insecure)")
+        }
+        self.thread = thread
+        self.configuration = configuration
+        self.counters = counters
+        clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
+        gate = SubscriptionGate(objects: configuration.objects, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
+        control = try Socket(context: thread.context, type: .router)
+        updates = try Socket(context: thread.context, type: .xpub)
+        // The same socket options as a host's, for the same reasons (HostServer.init).
+        try control.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 4 + 4096)
+        try control.set(.routerMandatory, true)
+        try control.set(.routerHandover, false)
+        try control.set(.sendHighWaterMark, 1_000)
+        try control.set(.receiveHighWaterMark, Int32(HostLimits.controlQueueMessages))
+        try updates.set(.xpubVerbose, true)
+        try updates.set(.xpubManual, true)
+        try updates.set(.maxMessageSize, Int64(configuration.limits.maxSubscriptionBytes))
+        try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
+        try updates.set(.linger, 200)
+        try HostServer.prepareFolder(for: configuration.controlEndpoint)
+        try HostServer.prepareFolder(for: configuration.updatesEndpoint)
+        controlEndpoint = try control.bind(configuration.controlEndpoint)
+        updatesEndpoint = try updates.bind(configuration.updatesEndpoint)
+        HostServer.restrictSocketFile(of: controlEndpoint)
+        HostServer.restrictSocketFile(of: updatesEndpoint)
+
+        thread.register(control) { [unowned self] in self.controlReadable() }
+        thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
+        thread.scheduleTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { [unowned self] in self.drainBacklogs() }
+        thread.scheduleTimer(after: .milliseconds(100), repeating: .milliseconds(100)) { [unowned self] in self.tick() }
+        thread.onShutdown { [unowned self] in self.closeUpstream() }
+        connectUpstream()
+    }
+
+    // MARK: Requests from views
+
+    private func controlReadable() {
+        drainBacklogs()
+        for _ in 0..<256 {
+            guard let frames = try? control.tryReceiveMultipart() else { return }
+            guard frames.count == 2 else {
+                counters.badMessages.add(1, ordering: .relaxed)
+                if let identity = frames.first?.bytes, frames.count > 2 {
+                    reply(
+                        to: identity, requestID: 0,
+                        error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
+                }
+                continue
+            }
+            let identity = frames[0].bytes
+            clients.touch(identity)
+            if clients.isBacklogged(identity) {
+                let backlog = clients.park(frames[1], from: identity)
+                if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
+                continue
+            }
+            handle(identity: identity, payload: frames[1])
+        }
+    }
+
+    /// The largest request the relay takes: its own bound, or its upstream's when lower.
+    private var maxMessageBytes: Int {
+        guard let upstream = upstreamWelcome?.maxMessageBytes, upstream > 0 else { return configuration.maxMessageBytes }
+        return min(configuration.maxMessageBytes, Int(clamping: upstream))
+    }
+
+    private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
+        guard payload.count <= maxMessageBytes else {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(
+                to: identity, requestID: 0,
+                error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this relay accepts at most \(maxMessageBytes)"))
+            return
+        }
+        let request: Statebus_V1_Request
+        do {
+            request = try Statebus_V1_Request(serializedBytes: payload.bytes, options: HostServer.decodingOptions)
+        } catch {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
+            return
+        }
+        guard request.protocolVersion == StateBusProtocol.version else {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(
+                to: identity, requestID: request.requestID,
+                error: StateBusError(
+                    .unsupportedVersion,
+                    "protocol version \(request.protocolVersion) is not supported; this relay speaks version \(StateBusProtocol.version)"))
+            return
+        }
+        handle(request, from: identity, deadline: .now + configuration.parkedRequestTimeout)
+    }
+
+    /// Handles a decoded request; a hello or snapshot the relay cannot answer yet waits
+    /// until `deadline`.
+    private func handle(_ request: Statebus_V1_Request, from identity: [UInt8], deadline: ContinuousClock.Instant) {
+        switch request.body {
+        case .hello(let hello):
+            guard let welcome = upstreamWelcome, phase == .live else {
+                park(request, from: identity, deadline: deadline)
+                return
+            }
+            answerHello(hello, welcome: welcome, from: identity, requestID: request.requestID)
+        case .snapshot(let snapshot):
+            guard upstreamWelcome != nil, phase == .live else {
+                park(request, from: identity, deadline: deadline)
+                return
+            }
+            guard let copy = copies[snapshot.object] else {
+                reply(
+                    to: identity, requestID: request.requestID,
+                    error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
+                return
+            }
+            guard copy.isSynced else {
+                park(request, from: identity, deadline: deadline)
+                return
+            }
+            sendSnapshot(of: copy, to: identity, requestID: request.requestID)
+        case .write(let write):
+            forward(write, from: identity, requestID: request.requestID)
+        case .ping:
+            var reply = Statebus_V1_Reply()
+            var pong = Statebus_V1_Pong()
+            pong.epoch = epoch
+            reply.pong = pong
+            send(reply, to: identity, requestID: request.requestID)
+        case .goodbye:
+            break
+        case .none:
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(
+                to: identity, requestID: request.requestID,
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
+        }
+    }
+
+    private func answerHello(_ hello: Statebus_V1_Hello, welcome upstream: Statebus_V1_Welcome, from identity: [UInt8], requestID: UInt64) {
+        let longestViewID = configuration.limits.maxSubscriptionBytes - 4
+        guard hello.viewID.utf8.count <= longestViewID else {
+            counters.badMessages.add(1, ordering: .relaxed)
+            reply(
+                to: identity, requestID: requestID,
+                error: StateBusError(.badRequest, "the view id has \(hello.viewID.utf8.count) bytes; this relay takes at most \(longestViewID)"))
+            return
+        }
+        var welcome = upstream
+        welcome.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
+        welcome.hostName = configuration.name
+        welcome.maxMessageBytes = UInt64(maxMessageBytes)
+        welcome.sessionToken = Data()
+        if !hello.viewID.isEmpty {
+            switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
+            case .bound(let token):
+                welcome.sessionToken = Data(token)
+                if hello.relay { clients.markRelay(identity) }
+            case .inUse:
+                counters.badMessages.add(1, ordering: .relaxed)
+                reply(
+                    to: identity, requestID: requestID,
+                    error: StateBusError(
+                        .viewIDInUse,
+                        "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id, or wait \(configuration.viewIDLease) after the other stopped"
+                    ))
+                return
+            }
+        }
+        var reply = Statebus_V1_Reply()
+        reply.welcome = welcome
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    private func sendSnapshot(of copy: ObjectCopy, to identity: [UInt8], requestID: UInt64) {
+        counters.servedSnapshots.add(1, ordering: .relaxed)
+        let properties = copy.properties
+        let chunkSize = 1000
+        var index = 0
+        var start = 0
+        repeat {
+            let end = min(properties.count, start + chunkSize)
+            var chunk = Statebus_V1_SnapshotChunk()
+            chunk.object = copy.name
+            chunk.epoch = copy.epoch
+            chunk.sequence = copy.sequence
+            chunk.chunkIndex = UInt32(index)
+            chunk.last = end == properties.count
+            chunk.properties = Array(properties[start..<end])
+            var reply = Statebus_V1_Reply()
+            reply.snapshotChunk = chunk
+            if !send(reply, to: identity, requestID: requestID), !clients.isBacklogged(identity) { return }
+            index += 1
+            start = end
+        } while start < properties.count
+    }
+
+    /// Sends a view's write upstream, or refuses it with the reason.
+    private func forward(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
+        var refusal: StateBusError?
+        switch clients.admitsWrite(viewID: write.viewID, from: identity) {
+        case .admitted: break
+        case .notJoined:
+            refusal = StateBusError(
+                .notJoined,
+                "view id '\(write.viewID)' has not said hello on this connection to this relay (it rejoined its upstream, or the connection is new); send a hello first, then the write again",
+                object: write.object)
+        case .heldByAnother:
+            refusal = StateBusError(
+                .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it", object: write.object)
+        }
+        if refusal == nil, copies[write.object] == nil, upstreamWelcome != nil {
+            refusal = StateBusError(.unknownObject, "this relay relays no object '\(write.object)'", object: write.object)
+        }
+        if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
+            refusal = StateBusError(
+                .notJoined,
+                "this relay has \(forwarded.count) writes on their way upstream (RelayConfiguration.maxForwardedWrites); say hello again and send the write again",
+                object: write.object)
+            clients.unbind(viewID: write.viewID)
+        }
+        if refusal == nil {
+            let sent = sendUpstream(write: write)
+            if let upstreamRequestID = sent {
+                forwarded[upstreamRequestID] = ForwardedWrite(
+                    identity: identity, requestID: requestID, viewID: write.viewID, writeID: write.writeID,
+                    deadline: .now + configuration.forwardedWriteTimeout)
+                counters.forwardedWrites.add(1, ordering: .relaxed)
+                return
+            }
+            refusal = StateBusError(
+                .notJoined, "this relay cannot reach its upstream now; say hello again and send the write again", object: write.object)
+            // Later writes of this view must not overtake this one.
+            clients.unbind(viewID: write.viewID)
+        }
+        guard let refusal else { return }
+        counters.badMessages.add(1, ordering: .relaxed)
+        var reply = Statebus_V1_Reply()
+        reply.writeReply.writeID = write.writeID
+        reply.writeReply.rejection = refusal.wire
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    /// Keeps a request the relay cannot answer yet; the oldest is answered with an error when
+    /// too many wait.
+    private func park(_ request: Statebus_V1_Request, from identity: [UInt8], deadline: ContinuousClock.Instant) {
+        if parked.count >= configuration.maxParkedRequests {
+            let oldest = parked.removeFirst()
+            expire(oldest, reason: "\(configuration.maxParkedRequests) requests wait for this relay to catch up (RelayConfiguration.maxParkedRequests)")
+        }
+        parked.append(ParkedRequest(identity: identity, request: request, deadline: deadline))
+    }
+
+    private func expire(_ request: ParkedRequest, reason: String) {
+        counters.expiredRequests.add(1, ordering: .relaxed)
+        reply(
+            to: request.identity, requestID: request.request.requestID,
+            error: StateBusError(.other, "the relay has not caught up with its upstream at \(configuration.upstreamControlEndpoint): \(reason); asking again is safe"))
+    }
+
+    /// Handles the waiting requests again: those the relay can answer now are answered.
+    func retryParked() {
+        guard !parked.isEmpty else { return }
+        let waiting = parked
+        parked = []
+        for request in waiting { handle(request.request, from: request.identity, deadline: request.deadline) }
+    }
+
+    /// Answers waiting requests whose deadline passed.
+    func expireParked(now: ContinuousClock.Instant) {
+        guard parked.contains(where: { $0.deadline <= now }) else { return }
+        var kept: [ParkedRequest] = []
+        for request in parked {
+            if request.deadline <= now {
+                expire(request, reason: "waited \(configuration.parkedRequestTimeout) (RelayConfiguration.parkedRequestTimeout)")
+            } else {
+                kept.append(request)
+            }
+        }
+        parked = kept
+    }
+
+    // MARK: Replies to views
+
+    func reply(to identity: [UInt8], requestID: UInt64, error: StateBusError) {
+        var reply = Statebus_V1_Reply()
+        reply.error = error.wire
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    /// Sends a reply, or queues it behind the view's earlier ones (never dropped while the
+    /// view is there). - Returns: `false` when it did not go out now.
+    @discardableResult
+    func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
+        var reply = reply
+        reply.protocolVersion = StateBusProtocol.version
+        reply.requestID = requestID
+        guard let bytes = try? reply.serializedBytes() as [UInt8] else {
+            logger.error("could not encode a reply")
+            return false
+        }
+        guard !clients.isBacklogged(identity) else {
+            queue(bytes, to: identity)
+            return false
+        }
+        switch deliver(bytes, to: identity) {
+        case .sent: return true
+        case .full:
+            queue(bytes, to: identity)
+            return false
+        case .gone:
+            clients.drop(identity)
+            return false
+        }
+    }
+
+    private func queue(_ bytes: [UInt8], to identity: [UInt8]) {
+        let backlog = clients.queueReply(bytes, to: identity)
+        if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
+    }
+
+    private enum Delivery { case sent, full, gone }
+
+    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> Delivery {
+        do {
+            guard try control.send(identity, more: true, wait: false) else { return .full }
+            // libzmq takes the rest of a message whose first frame it took.
+            _ = try control.send(bytes, wait: false)
+            return .sent
+        } catch {
+            return .gone
+        }
+    }
+
+    private func drainBacklogs() {
+        guard !clients.backlogged.isEmpty else { return }
+        for identity in clients.backlogged {
+            while let bytes = clients.firstReply(of: identity) {
+                switch deliver(bytes, to: identity) {
+                case .sent: clients.removeFirstReply(of: identity)
+                case .full: break
+                case .gone: clients.drop(identity)
+                }
+                if !clients.isBacklogged(identity) || clients.firstReply(of: identity) == bytes { break }
+            }
+            for request in clients.takeParked(of: identity) {
+                handle(identity: identity, payload: request)
+            }
+        }
+    }
+
+    private func dropClient(_ identity: [UInt8], backlog: Int) {
+        let viewID = clients.viewID(of: identity) ?? "(no hello)"
+        clients.drop(identity)
+        logger.warning(
+            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than RelayConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes))"
+        )
+    }
+
+    // MARK: Subscriptions of views
+
+    private func subscriptionsReadable() {
+        for _ in 0..<256 {
+            guard let message = try? updates.tryReceive() else { return }
+            // Manual mode: each admission applies to the connection the message came from.
+            switch gate.decide(message.bytes) {
+            case .admit(let topic):
+                try? updates.subscribe(topic)
+            case .join(let topic, let viewID):
+                try? updates.subscribe(topic)
+                var marker = Statebus_V1_JoinMarker()
+                marker.viewID = viewID
+                marker.epoch = epoch
+                var publication = Statebus_V1_Publication()
+                publication.protocolVersion = StateBusProtocol.version
+                publication.joinMarker = marker
+                if let bytes = try? publication.serializedBytes() as [UInt8] {
+                    _ = try? updates.send(multipart: [topic, bytes], wait: false)
+                }
+                try? updates.unsubscribe(topic)
+            case .unsubscribe(let topic):
+                try? updates.unsubscribe(topic)
+            case .refuse, .ignore:
+                break
+            }
+        }
+    }
+}

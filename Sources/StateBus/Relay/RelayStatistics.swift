@@ -1,0 +1,58 @@
+import Synchronization
+
+/// What a relay has done so far.
+public struct RelayStatistics: Sendable, Equatable, CustomStringConvertible {
+    /// Publications received from upstream and relayed to views, unchanged.
+    public var relayedPublications: Int
+    /// Writes forwarded upstream.
+    public var forwardedWrites: Int
+    /// Answers to forwarded writes passed back to their views.
+    public var answeredWrites: Int
+    /// Forwarded writes whose answer never came within ``RelayConfiguration/forwardedWriteTimeout``.
+    public var expiredWrites: Int
+    /// Snapshots served to views from the relay's copy.
+    public var servedSnapshots: Int
+    /// Snapshots the relay took from upstream (its first join, gaps, upstream restarts).
+    public var upstreamSnapshots: Int
+    /// Times the relay joined its upstream again (a new epoch, silence, a lost connection).
+    public var upstreamReconnects: Int
+    /// Requests from views that could not be read or were refused.
+    public var badMessages: Int
+    /// Hellos and snapshot requests answered with an error after waiting past their bound.
+    public var expiredRequests: Int
+
+    /// One line, for logs.
+    public var description: String {
+        "relayed \(relayedPublications) publications, forwarded \(forwardedWrites) writes (\(answeredWrites) answered, \(expiredWrites) expired), "
+            + "served \(servedSnapshots) snapshots, took \(upstreamSnapshots) from upstream, reconnected upstream \(upstreamReconnects) times, "
+            + "\(badMessages) bad messages, \(expiredRequests) expired requests"
+    }
+}
+
+/// The counters behind ``RelayStatistics``, written on the relay's loop and read anywhere.
+final class RelayCounters: Sendable {
+    let relayedPublications = Atomic<Int>(0)
+    let forwardedWrites = Atomic<Int>(0)
+    let answeredWrites = Atomic<Int>(0)
+    let expiredWrites = Atomic<Int>(0)
+    let servedSnapshots = Atomic<Int>(0)
+    let upstreamSnapshots = Atomic<Int>(0)
+    let upstreamReconnects = Atomic<Int>(0)
+    let badMessages = Atomic<Int>(0)
+    let expiredRequests = Atomic<Int>(0)
+    /// Whether every relayed object's copy holds the upstream's current state.
+    let synced = Atomic<Bool>(false)
+
+    var snapshot: RelayStatistics {
+        RelayStatistics(
+            relayedPublications: relayedPublications.load(ordering: .relaxed),
+            forwardedWrites: forwardedWrites.load(ordering: .relaxed),
+            answeredWrites: answeredWrites.load(ordering: .relaxed),
+            expiredWrites: expiredWrites.load(ordering: .relaxed),
+            servedSnapshots: servedSnapshots.load(ordering: .relaxed),
+            upstreamSnapshots: upstreamSnapshots.load(ordering: .relaxed),
+            upstreamReconnects: upstreamReconnects.load(ordering: .relaxed),
+            badMessages: badMessages.load(ordering: .relaxed),
+            expiredRequests: expiredRequests.load(ordering: .relaxed))
+    }
+}

@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import StateBus
+import StateBusRuntime
+
+/// `statebus relay`: relays the objects of a host (or of another relay) to views of its own.
+struct RelayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "relay",
+        abstract: "Relay a host's objects to views of its own, so the host serves one connection instead of many.",
+        discussion: """
+            The relay joins its upstream (a host or another relay) as a view, keeps a copy of \
+            every object it relays, republishes each publication unchanged, answers hellos and \
+            snapshots from its copy and forwards writes upstream. Views connect to the relay's \
+            --control exactly as they would to the host. Prints "ready control=… updates=… \
+            upstream=…" once it holds every object, and stops on SIGINT or SIGTERM.
+
+            Examples:
+              statebus relay --upstream ipc:///run/app/host.control --control ipc:///run/app/relay1.control
+              statebus relay --upstream tcp://10.0.0.1:7000 --control tcp://127.0.0.1:7100 --object SharedData
+              statebus relay --upstream ipc:///run/app/relay1.control --control ipc:///run/app/relay2.control   # a relay of a relay
+              statebus relay --upstream tcp://10.0.0.1:7000 --control tcp://0.0.0.0:7100 --advertise tcp://192.0.2.7:7101 --updates tcp://0.0.0.0:7101 --insecure
+
+            Relays have no CURVE keys yet: a relay serves ipc:// or loopback unless --insecure, \
+            and joins only hosts without keys.
+            """
+    )
+
+    @Option(name: .long, help: "The control endpoint of the host or relay to relay (default: $STATEBUS_UPSTREAM).")
+    var upstream: String?
+
+    @Option(name: .long, help: "The control endpoint to bind for views (default: $STATEBUS_CONTROL, else ipc:// in the runtime folder).")
+    var control: String?
+
+    @Option(name: .long, help: "The updates endpoint to bind (default: derived from the control endpoint).")
+    var updates: String?
+
+    @Option(name: .long, help: "The updates endpoint to announce to views, when it differs from the bound one (NAT, another machine).")
+    var advertise: String?
+
+    @Option(name: .long, help: "An object to relay; repeat for more (default: every object the upstream serves).")
+    var object: [String] = []
+
+    @Option(name: .long, help: "The relay's name, for logs and its welcome (default endpoints derive from it).")
+    var name: String = "relay"
+
+    @Option(name: .long, help: "How long to wait for the upstream before giving up at start, in seconds (0: wait forever).")
+    var startTimeout: Int = 0
+
+    @Flag(name: .long, help: "Serve a tcp address other than loopback without keys (anyone who reaches it reads and writes).")
+    var insecure = false
+
+    func validate() throws {
+        guard upstream ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.upstream] != nil else {
+            throw ValidationError("no upstream: pass --upstream ENDPOINT (the host's control endpoint, for example ipc:///run/app/host.control) or set STATEBUS_UPSTREAM")
+        }
+        guard startTimeout >= 0 else { throw ValidationError("--start-timeout must be 0 or more, got \(startTimeout)") }
+    }
+
+    func run() async throws {
+        let stop = SignalTrap.stopSignals()
+        let environment = ProcessInfo.processInfo.environment
+        guard let upstream = upstream ?? environment[EnvironmentVariableName.upstream] else { throw ExitCode(2) }
+        var configuration = RelayConfiguration(
+            upstream: upstream, name: name, controlEndpoint: control ?? environment[EnvironmentVariableName.control], updatesEndpoint: updates,
+            objects: object)
+        configuration.advertisedUpdatesEndpoint = advertise
+        configuration.allowsInsecureNetwork = insecure
+        let relay = try await StateRelay(configuration: configuration)
+        let ready = Task {
+            try await relay.waitUntilSynced(timeout: startTimeout == 0 ? .seconds(86_400 * 365) : .seconds(startTimeout))
+            emit("ready control=\(relay.controlEndpoint) updates=\(relay.updatesEndpoint) upstream=\(upstream)")
+        }
+        let giveUp = Task { [startTimeout] in
+            do {
+                try await ready.value
+            } catch is CancellationError {
+            } catch {
+                FileHandle.standardError.write(
+                    Data("statebus relay: the upstream at \(upstream) did not answer within \(startTimeout) s (--start-timeout): is its host running?\n".utf8))
+                relay.stop()
+                Foundation.exit(1)
+            }
+        }
+        await stop.wait()
+        ready.cancel()
+        giveUp.cancel()
+        relay.stop()
+        emit("stopped (\(relay.statistics))")
+    }
+}
