@@ -1,0 +1,106 @@
+import Foundation
+import StateBusTesting
+import Testing
+
+/// `statebus relay` with real processes: a host, a relay, a relay of that relay, one view
+/// through both relays and one on the host itself.
+@Suite("Relays: a view through two relays converges with a view on the host")
+struct RelayProcessTests {
+    /// Runs a `statebus` command to its end. - Returns: its exit status and output.
+    static func statebus(_ arguments: [String]) throws -> (status: Int32, output: [String]) {
+        let process = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments, name: "statebus \(arguments[0])")
+        defer { process.terminate() }
+        let status = try process.waitForExit(timeout: .seconds(60))
+        return (status, process.output)
+    }
+
+    /// Waits until both views print, after their line `marks`, a state whose values
+    /// contain `fragment`.
+    static func waitForBoth(_ views: [NodeProcess], after marks: [Int], _ fragment: String, _ description: String) async throws {
+        for (view, mark) in zip(views, marks) {
+            try await view.waitForLine("\(view.name) shows \(description)", after: mark, timeout: .seconds(60)) {
+                $0.contains(#""values":{"#) && $0.contains(fragment)
+            }
+        }
+    }
+
+    @Test("host changes, the relayed view's edits, a refused edit and a host restart reach both views alike")
+    func twoRelays() async throws {
+        let folder = "/tmp/sbr-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let statebus = try BuiltProducts.executable("statebus")
+        let hostControl = "ipc://\(folder)/host"
+        let firstRelay = "ipc://\(folder)/relay1"
+        let secondRelay = "ipc://\(folder)/relay2"
+
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: [
+                "host", "--control", hostControl, "--object", "Counter", "--property", "count:int=0", "--property", "label:string!=fixed",
+                "--heartbeat-ms", "200", "--no-persistence"
+            ],
+            name: "host")
+        defer { host.terminate() }
+        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        let relay1 = try NodeProcess(executable: statebus, arguments: ["relay", "--upstream", hostControl, "--control", firstRelay], name: "relay1")
+        defer { relay1.terminate() }
+        try await relay1.waitForLine("relay 1 ready") { $0.hasPrefix("ready ") }
+        let relay2 = try NodeProcess(
+            executable: statebus, arguments: ["relay", "--upstream", firstRelay, "--control", secondRelay, "--name", "relay2"], name: "relay2")
+        defer { relay2.terminate() }
+        try await relay2.waitForLine("relay 2 ready") { $0.hasPrefix("ready ") }
+
+        let relayed = try NodeProcess(
+            executable: statebus, arguments: ["watch", "--json", "--edits", "--control", secondRelay, "--object", "Counter"], name: "relayed view")
+        defer { relayed.terminate() }
+        let direct = try NodeProcess(executable: statebus, arguments: ["watch", "--json", "--control", hostControl, "--object", "Counter"], name: "direct view")
+        defer { direct.terminate() }
+        let views = [relayed, direct]
+        try await Self.waitForBoth(views, after: [0, 0], #""count":0,"label":"fixed""#, "the host's first state")
+
+        // A change made at the host.
+        var marks = views.map(\.lineCount)
+        var run = try Self.statebus(["set", "--control", hostControl, "--object", "Counter", "count", "5"])
+        #expect(run.status == 0, "\(run.output)")
+        try await Self.waitForBoth(views, after: marks, #""count":5,"#, "the host's change")
+
+        // An edit by the view behind two relays: accepted by the host, seen by both.
+        marks = views.map(\.lineCount)
+        relayed.send(line: "count 9")
+        try await relayed.waitForLine("the relayed edit's answer", after: marks[0], timeout: .seconds(60)) { $0.contains(#""event":"write""#) }
+        #expect(relayed.output.contains { $0.contains(#""event":"write""#) && $0.contains(#""accepted":true"#) }, "\(relayed.output.suffix(5))")
+        try await Self.waitForBoth(views, after: marks, #""count":9,"#, "the relayed view's edit")
+        run = try Self.statebus(["get", "--control", hostControl, "--object", "Counter", "count"])
+        #expect(run.output.last == "9", "the host holds \(run.output)")
+
+        // A refused edit comes back through both relays with the host's reason.
+        let refusedMark = relayed.lineCount
+        relayed.send(line: #"label "other""#)
+        try await relayed.waitForLine("the refused edit's answer", after: refusedMark, timeout: .seconds(60)) {
+            $0.contains(#""event":"write""#) && $0.contains(#""accepted":false"#)
+        }
+        #expect(relayed.output.suffix(from: refusedMark).contains { $0.contains("readOnly") || $0.contains("read-only") }, "\(relayed.output.suffix(3))")
+
+        // The host killed and started again (a new epoch): both relays join again, their
+        // view resynchronises through them, and the new host's changes reach both views.
+        marks = views.map(\.lineCount)
+        host.kill()
+        let hostMark = host.lineCount
+        try host.start()
+        try await host.waitForLine("the host ready again", after: hostMark) { $0.hasPrefix("ready ") }
+        try await Self.waitForBoth(views, after: marks, #""count":0,"#, "the new host's state")
+        marks = views.map(\.lineCount)
+        run = try Self.statebus(["set", "--control", hostControl, "--object", "Counter", "count", "11"])
+        #expect(run.status == 0, "\(run.output)")
+        try await Self.waitForBoth(views, after: marks, #""count":11,"#, "the new host's change")
+        marks = views.map(\.lineCount)
+        let editMark = relayed.lineCount
+        relayed.send(line: "count 12")
+        try await relayed.waitForLine("the relayed edit after the restart", after: editMark, timeout: .seconds(60)) {
+            $0.contains(#""event":"write""#) && $0.contains(#""accepted":true"#)
+        }
+        try await Self.waitForBoth(views, after: marks, #""count":12,"#, "the relayed edit after the restart")
+        #expect(host.isRunning && relay1.isRunning && relay2.isRunning && relayed.isRunning && direct.isRunning)
+    }
+}

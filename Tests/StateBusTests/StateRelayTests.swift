@@ -1,0 +1,96 @@
+import Foundation
+@_spi(Testing) import StateBus
+import Testing
+
+/// ``StateRelay`` in one process: a host, a relay and replicas on either side.
+@Suite("StateRelay: writes, answers and gaps through a relay")
+struct StateRelayTests {
+    static func relay(of host: StateHost, folder: String, name: String = "relay") async throws -> StateRelay {
+        let relay = try await StateRelay(
+            configuration: RelayConfiguration(upstream: host.controlEndpoint, name: name, controlEndpoint: "ipc://\(folder)/\(name)"))
+        try await relay.waitUntilSynced(timeout: .seconds(20))
+        return relay
+    }
+
+    @Test("1,000 pipelined writes through a relay are each answered once, in order; a rejection comes back with the host's reason")
+    func writesThroughRelay() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await Fixtures.host(folder: folder)
+        defer { host.stop() }
+        let relay = try await Self.relay(of: host, folder: folder)
+        defer { relay.stop() }
+        let relayed = try Replica(object: "SharedData", controlEndpoint: relay.controlEndpoint)
+        defer { relayed.close() }
+        try await relayed.waitUntilLive(timeout: .seconds(20))
+
+        let receipts = (Int64(1)...1_000).map { relayed.write("counter", to: .int($0)) }
+        var sequences: [UInt64] = []
+        for receipt in receipts { sequences.append(try await receipt.accepted()) }
+        #expect(sequences == sequences.sorted(), "answers out of order")
+        let last: Value = .int(1_000)
+        #expect(host.value(of: "counter", in: "SharedData") == last)
+        #expect(host.statistics.writesAccepted == 1_000)
+        #expect(relay.statistics.forwardedWrites == 1_000)
+
+        let profile = try Replica(object: "Profile", controlEndpoint: relay.controlEndpoint)
+        defer { profile.close() }
+        try await profile.waitUntilLive(timeout: .seconds(20))
+        let refused = profile.write("user", to: ["username": "bo", "email": "no-at-sign"])
+        await #expect(throws: StateBusError.self) { _ = try await refused.accepted() }
+        do {
+            _ = try await refused.accepted()
+        } catch let error as StateBusError {
+            #expect(error.code == .validationFailed)
+            #expect(error.message.contains("@"), "the host's reason: \(error.message)")
+        }
+    }
+
+    @Test("a publication lost between host and relay: the relay takes a new snapshot and its views converge")
+    func gapUpstream() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await Fixtures.host(folder: folder)
+        defer { host.stop() }
+        let relay = try await Self.relay(of: host, folder: folder)
+        defer { relay.stop() }
+        let relayed = try Replica(object: "SharedData", controlEndpoint: relay.controlEndpoint)
+        defer { relayed.close() }
+        try await relayed.waitUntilLive(timeout: .seconds(20))
+        let snapshotsBefore = relay.statistics.upstreamSnapshots
+
+        host.dropNextPublicationsForTesting(1)
+        try host.update("sharedText", to: "lost on the wire", in: "SharedData")
+        try host.update("counter", to: 42, in: "SharedData")
+        let expected: [String: Value] = ["sharedText": "lost on the wire", "counter": 42]
+        try await relayed.waitFor(timeout: .seconds(20), "the relayed replica to hold the host's state") { $0.values == expected }
+        #expect(relay.statistics.upstreamSnapshots > snapshotsBefore, "the relay never took a new snapshot")
+        #expect(relay.statistics.relayedPublications > 0)
+    }
+
+    @Test("a relay of a relay serves the same state, and a relay refuses a network address without --insecure")
+    func chainAndExposure() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await Fixtures.host(folder: folder)
+        defer { host.stop() }
+        let first = try await Self.relay(of: host, folder: folder, name: "first")
+        defer { first.stop() }
+        let second = try await StateRelay(
+            configuration: RelayConfiguration(upstream: first.controlEndpoint, name: "second", controlEndpoint: "ipc://\(folder)/second"))
+        defer { second.stop() }
+        try await second.waitUntilSynced(timeout: .seconds(20))
+        try host.update("sharedText", to: "twice relayed", in: "SharedData")
+        let replica = try Replica(object: "SharedData", controlEndpoint: second.controlEndpoint)
+        defer { replica.close() }
+        let expected: Value = "twice relayed"
+        try await replica.waitFor(timeout: .seconds(20), "the text through two relays") { $0.values["sharedText"] == expected }
+
+        do {
+            let exposed = try await StateRelay(
+                configuration: RelayConfiguration(upstream: host.controlEndpoint, controlEndpoint: "tcp://0.0.0.0:*"))
+            exposed.stop()
+            Issue.record("a relay served a network address without keys or --insecure")
+        } catch let error as StateBusError {
+            #expect(error.code == .unsafeEndpoint)
+            #expect(error.message.contains("--insecure"), "\(error.message)")
+        }
+    }
+}
