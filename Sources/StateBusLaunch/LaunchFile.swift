@@ -18,6 +18,26 @@ import Yams
 ///     arguments: [node, shared-text, --role, view]
 ///     respawn: { policy: on-failure, delay: 0.5, max: 3 }
 /// ```
+///
+/// A node may also be a `relay` (`statebus relay`) of a host or relay in the file (`host:`)
+/// or elsewhere (`upstream:`), and a view may join a host or relay elsewhere (`control:`),
+/// so a file for a machine that runs only views needs no host node:
+///
+/// ```yaml
+/// name: views-on-b
+/// nodes:
+///   - name: edge
+///     role: relay
+///     upstream: tcp://10.0.0.1:7000    # or STATEBUS_UPSTREAM in the launcher's environment
+///     control: ipc:///run/app/edge.control
+///     executable: statebus
+///     arguments: [relay]
+///   - name: first
+///     role: view
+///     host: edge
+///     executable: statebus
+///     arguments: [watch]
+/// ```
 public struct LaunchFile: Sendable {
     /// How a node is restarted when it exits.
     public struct Respawn: Sendable, Equatable {
@@ -48,25 +68,35 @@ public struct LaunchFile: Sendable {
         /// The policy of a node whose file says nothing, and the base a partial
         /// `respawn: { delay: … }` mapping starts from.
         ///
-        /// A host restarts on failure (delay 0.5 s, at most 5 times): every view of the set
-        /// depends on it, and a peer it admits can abort it (libzmq 4.3.4's stream-engine
+        /// A host or relay restarts on failure (delay 0.5 s, at most 5 times): every view of
+        /// the set depends on it, and a peer it admits can abort it (libzmq 4.3.4's stream-engine
         /// assertion), so a dead host must come back without a person. A view is never
         /// restarted by default: its failure harms only itself, views are often one-shot tools
         /// (`statebus get`, `watch`), and a view that fails at start would otherwise print
         /// its error five times; say `respawn: on-failure` for long-running views.
         /// - Parameter role: the node's role.
         public static func `default`(for role: Node.Role) -> Respawn {
-            Respawn(policy: role == .host ? .onFailure : .never)
+            Respawn(policy: role == .view ? .never : .onFailure)
         }
     }
 
     /// One node.
     public struct Node: Sendable {
-        /// Host or view.
-        public enum Role: String, Sendable, CaseIterable { case host, view }
+        /// Host, relay or view.
+        public enum Role: String, Sendable, CaseIterable {
+            /// Serves objects (`statebus host`, or a program with a `StateHost`).
+            case host
+            /// Relays a host's objects to views of its own (`statebus relay`).
+            case relay
+            /// Joins a host or relay.
+            case view
+
+            /// Whether views can join it: a host or a relay.
+            public var serves: Bool { self != .view }
+        }
         /// The node's name, unique in the file; prefixes its output lines.
         public var name: String
-        /// Host or view.
+        /// Host, relay or view.
         public var role: Role
         /// The program to run.
         public var executable: String
@@ -76,10 +106,17 @@ public struct LaunchFile: Sendable {
         public var environment: [String: String]
         /// The objects a host serves or a view binds (injected as `STATEBUS_OBJECTS`).
         public var objects: [String]
-        /// A host's control endpoint (default: ipc:// in the runtime folder).
+        /// A host's or relay's control endpoint to bind (default: ipc:// in the runtime
+        /// folder); for a view, the control endpoint of a host or relay elsewhere that it joins
+        /// (instead of `host:`).
         public var control: String?
-        /// The host node a view uses (default: the only host).
+        /// The host or relay node of this file a view joins, or a relay relays (default: the
+        /// only host).
         public var host: String?
+        /// A relay's upstream elsewhere: the control endpoint of a host or relay not in this
+        /// file (instead of `host:`). Default, when the file has no host: `STATEBUS_UPSTREAM`
+        /// from the launcher's environment.
+        public var upstream: String? = nil
         /// Restart policy.
         public var respawn: Respawn
         /// The node's CURVE secret key file (`key:`), passed as `STATEBUS_KEY_FILE`; a

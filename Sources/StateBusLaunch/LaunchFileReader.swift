@@ -68,7 +68,7 @@ struct LaunchFileReader {
 
     private func node(_ item: Yams.Node, field: String) throws -> LaunchFile.Node {
         let allowed: Set<String> = [
-            "name", "role", "executable", "arguments", "environment", "objects", "control", "host", "respawn", "key", "authorized", "host_key"
+            "name", "role", "executable", "arguments", "environment", "objects", "control", "host", "upstream", "respawn", "key", "authorized", "host_key"
         ]
         var node = LaunchFile.Node(
             name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
@@ -83,7 +83,7 @@ struct LaunchFileReader {
             case "name": node.name = try string(value, here)
             case "role":
                 guard let role = LaunchFile.Node.Role(rawValue: try string(value, here)) else {
-                    throw fail(value, here, "expected host or view")
+                    throw fail(value, here, "expected host, relay or view")
                 }
                 node.role = role
                 sawRole = true
@@ -92,6 +92,7 @@ struct LaunchFileReader {
             case "objects": node.objects = try strings(value, here)
             case "control": node.control = try string(value, here)
             case "host": node.host = try string(value, here)
+            case "upstream": node.upstream = try string(value, here)
             case "key": node.key = try file(value, here)
             case "authorized": node.authorized = try file(value, here)
             case "host_key": node.hostKey = try file(value, here)
@@ -104,7 +105,7 @@ struct LaunchFileReader {
         }
         node.respawn = try respawnNode.map { try respawn($0.0, $0.1, role: node.role) } ?? .default(for: node.role)
         guard !node.name.isEmpty else { throw fail(item, "\(field).name", "every node needs a name") }
-        guard sawRole else { throw fail(item, "\(field).role", "every node needs a role: host or view") }
+        guard sawRole else { throw fail(item, "\(field).role", "every node needs a role: host, relay or view") }
         guard !node.executable.isEmpty else { throw fail(item, "\(field).executable", "every node needs an executable") }
         return node
     }
@@ -148,13 +149,39 @@ struct LaunchFileReader {
             throw fail(sequence[index], "nodes[\(index)].name", "the name '\(node.name)' is used twice; node names must be unique")
         }
         let hosts = file.nodes.filter { $0.role == .host }.map(\.name)
-        for (index, node) in file.nodes.enumerated() where node.role == .view {
-            if let host = node.host {
-                guard hosts.contains(host) else {
-                    throw fail(sequence[index], "nodes[\(index)].host", "no host node named '\(host)'; hosts: \(hosts.joined(separator: ", "))")
+        let servers = file.nodes.filter(\.role.serves).map(\.name)
+        for (index, node) in file.nodes.enumerated() {
+            let here = "nodes[\(index)]"
+            switch node.role {
+            case .host:
+                if node.upstream != nil { throw fail(sequence[index], "\(here).upstream", "a host has no upstream; did you mean role: relay?") }
+            case .relay:
+                if let host = node.host {
+                    guard node.upstream == nil else {
+                        throw fail(sequence[index], "\(here).upstream", "give either host: (a node of this file) or upstream: (an endpoint elsewhere), not both")
+                    }
+                    // Started in file order, each after its upstream answers.
+                    let earlier = file.nodes[..<index].filter(\.role.serves).map(\.name)
+                    guard earlier.contains(host) else {
+                        throw fail(
+                            sequence[index], "\(here).host",
+                            "no host or relay named '\(host)' before this relay; its upstream must come earlier in the file (earlier: \(earlier.joined(separator: ", ")))")
+                    }
+                } else if node.upstream == nil, hosts.count > 1 {
+                    throw fail(sequence[index], "\(here).host", "say which host this relay relays (the file has \(hosts.count) hosts), or give upstream:")
                 }
-            } else if hosts.count != 1 {
-                throw fail(sequence[index], "nodes[\(index)].host", "say which host this view uses (the file has \(hosts.count) hosts)")
+            case .view:
+                if let host = node.host {
+                    guard node.control == nil else {
+                        throw fail(sequence[index], "\(here).control", "give either host: (a node of this file) or control: (an endpoint elsewhere), not both")
+                    }
+                    guard servers.contains(host) else {
+                        throw fail(sequence[index], "\(here).host", "no host or relay node named '\(host)'; hosts and relays: \(servers.joined(separator: ", "))")
+                    }
+                } else if node.control == nil, servers.count > 1 {
+                    throw fail(
+                        sequence[index], "\(here).host", "say which host or relay this view joins (the file has \(servers.count)), or give control:")
+                }
             }
         }
     }

@@ -2,12 +2,14 @@ import Foundation
 import StateBusRuntime
 import Synchronization
 
-/// Runs a ``LaunchFile``: hosts first, views once their host answers, every node's lines
-/// prefixed with its name, respawn policies, and a graceful stop.
+/// Runs a ``LaunchFile``: hosts first, then relays in file order, each once its upstream
+/// answers, then views; every node's lines prefixed with its name, respawn policies, and a
+/// graceful stop.
 ///
 /// The launcher injects each node's environment, the cross-process `environmentObject`:
-/// `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its objects) and
-/// `STATEBUS_CONTROL` (its host's control endpoint; for a host, the endpoint to bind); see
+/// `STATEBUS_NODE` (its name), `STATEBUS_ROLE`, `STATEBUS_OBJECTS` (its objects),
+/// `STATEBUS_CONTROL` (the control endpoint of the host or relay a view joins; for a host or
+/// relay, the endpoint to bind) and, for a relay, `STATEBUS_UPSTREAM`; see
 /// ``NodeEnvironment``. Whether a host answers is the injected ``HostReadiness`` check's
 /// call: the launcher supervises processes and knows nothing of the protocol.
 ///
@@ -46,9 +48,44 @@ public final class Launcher: Sendable {
         self.output = output
     }
 
-    /// The control endpoint of a host node.
+    /// The control endpoint a host or relay node binds.
     public func controlEndpoint(of host: LaunchFile.Node) -> String {
         host.control ?? "ipc://\(RuntimeFolder.path)/\(file.name)-\(host.name).control"
+    }
+
+    /// The node of this file a view joins or a relay relays: the one it names, else the only
+    /// candidate (the only host or relay for a view, the only host for a relay).
+    func server(of node: LaunchFile.Node) -> LaunchFile.Node? {
+        if let name = node.host { return file.nodes.first { $0.name == name } }
+        switch node.role {
+        case .host: return nil
+        case .relay:
+            guard node.upstream == nil else { return nil }
+            let hosts = file.nodes.filter { $0.role == .host }
+            return hosts.count == 1 ? hosts[0] : nil
+        case .view:
+            guard node.control == nil else { return nil }
+            let servers = file.nodes.filter(\.role.serves)
+            return servers.count == 1 ? servers[0] : nil
+        }
+    }
+
+    /// The control endpoint a view joins or a relay relays: a node of this file, the file's
+    /// `control:`/`upstream:`, or the launcher's own `STATEBUS_CONTROL`/`STATEBUS_UPSTREAM`.
+    /// - Throws: ``LaunchError`` when none of them says.
+    func joinedEndpoint(of node: LaunchFile.Node) throws -> String? {
+        if node.role == .host { return nil }
+        if let server = server(of: node) { return controlEndpoint(of: server) }
+        let environment = ProcessInfo.processInfo.environment
+        let (given, variable) =
+            node.role == .relay
+            ? (node.upstream, EnvironmentVariableName.upstream) : (node.control, EnvironmentVariableName.control)
+        if let given { return given }
+        if let inherited = environment[variable], !inherited.isEmpty { return inherited }
+        let field = node.role == .relay ? "upstream:" : "control:"
+        throw LaunchError(
+            "\(file.path):\(node.line): \(node.role.rawValue) '\(node.name)' has nothing to join: name a node of the file with host:, give \(field), or set \(variable) for the launcher"
+        )
     }
 
     /// The running process of a node, if it runs.
@@ -69,7 +106,13 @@ public final class Launcher: Sendable {
     public func run(until stop: @escaping @Sendable () async -> Void) async throws -> Int32 {
         let executables = try resolveExecutables()
         do {
+            for node in file.nodes where node.role != .host { _ = try joinedEndpoint(of: node) }
             for node in file.nodes where node.role == .host {
+                try start(node, executable: executables[node.name]!)
+                try await awaitReady(node)
+            }
+            // In file order, each after its upstream (which the file lists before it).
+            for node in file.nodes where node.role == .relay {
                 try start(node, executable: executables[node.name]!)
                 try await awaitReady(node)
             }
@@ -128,9 +171,20 @@ public final class Launcher: Sendable {
     }
 
     private func environment(for node: LaunchFile.Node) -> [String: String] {
-        let host = node.role == .host ? node : file.nodes.first { $0.name == node.host } ?? file.nodes.first { $0.role == .host }
-        let injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: host.map(controlEndpoint(of:)))
-        return node.environment.merging(injected.merging(LaunchKeys.variables(for: node, host: host)) { $1 }) { _, injected in injected }
+        let server = server(of: node)
+        let joined = try? joinedEndpoint(of: node)
+        let injected: [String: String]
+        switch node.role {
+        case .host:
+            injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: controlEndpoint(of: node))
+        case .relay:
+            injected = NodeEnvironment.variables(
+                name: node.name, role: node.role, objects: node.objects, control: controlEndpoint(of: node), upstream: joined)
+        case .view:
+            injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: joined)
+        }
+        let keys = LaunchKeys.variables(for: node, host: node.role == .host ? node : server)
+        return node.environment.merging(injected.merging(keys) { $1 }) { _, injected in injected }
     }
 
     private func start(_ node: LaunchFile.Node, executable: URL) throws {
@@ -174,7 +228,7 @@ public final class Launcher: Sendable {
                 if state.withLock({ $0.stopping }) { return }
                 do { try process.start() } catch {
                     state.withLock { $0.failures.append("\(node.name) could not be restarted: \(error)") }
-                    if node.role == .host { diedForGood(node, because: "it could not be restarted: \(error)") }
+                    if node.role.serves { diedForGood(node, because: "it could not be restarted: \(error)") }
                     return
                 }
                 output("launch: started \(node.name) (\(node.role.rawValue), pid \(process.pid))")
@@ -182,7 +236,7 @@ public final class Launcher: Sendable {
             }
             output("launch: \(node.name) exited with status \(status)")
             if failed { state.withLock { $0.failures.append("\(node.name) failed with exit status \(status)") } }
-            if failed, node.role == .host {
+            if failed, node.role.serves {
                 let policyText =
                     policy.policy == .never
                     ? "its respawn policy is never"
@@ -193,7 +247,8 @@ public final class Launcher: Sendable {
         }
     }
 
-    /// Records that a host will not come back and says so; ``run(until:)`` then stops the set.
+    /// Records that a host or relay will not come back and says so; ``run(until:)`` then
+    /// stops the set.
     private func diedForGood(_ host: LaunchFile.Node, because reason: String) {
         let alreadyStopping = state.withLock { state -> Bool in
             state.hostDiedForGood = true
@@ -201,7 +256,7 @@ public final class Launcher: Sendable {
         }
         guard !alreadyStopping else { return }
         output(
-            "launch: host '\(host.name)' died for good: \(reason); stopping the set and exiting 1 "
+            "launch: \(host.role.rawValue) '\(host.name)' died for good: \(reason); stopping the set and exiting 1 "
                 + "so that a supervisor (systemd Restart=on-failure) restarts it")
     }
 
@@ -217,9 +272,10 @@ public final class Launcher: Sendable {
         let (views, hosts) = state.withLock { state -> ([NodeProcess], [NodeProcess]) in
             guard !state.stopping else { return ([], []) }
             state.stopping = true
+            // Relays stop with the hosts: after every view, so no view sees them vanish.
             return (
                 file.nodes.filter { $0.role == .view }.compactMap { state.running[$0.name] },
-                file.nodes.filter { $0.role == .host }.compactMap { state.running[$0.name] }
+                file.nodes.filter(\.role.serves).compactMap { state.running[$0.name] }
             )
         }
         guard !views.isEmpty || !hosts.isEmpty else { return }

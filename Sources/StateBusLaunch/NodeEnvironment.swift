@@ -11,14 +11,19 @@ public enum NodeEnvironment {
     ///   - name: the node's name.
     ///   - role: host or view.
     ///   - objects: the objects it serves or binds.
-    ///   - control: its host's control endpoint, if known.
-    public static func variables(name: String, role: LaunchFile.Node.Role, objects: [String], control: String?) -> [String: String] {
+    ///   - control: its host's control endpoint, if known (for a host or relay: the endpoint
+    ///     to bind).
+    ///   - upstream: for a relay, the control endpoint of what it relays.
+    public static func variables(
+        name: String, role: LaunchFile.Node.Role, objects: [String], control: String?, upstream: String? = nil
+    ) -> [String: String] {
         var variables = [
             EnvironmentVariableName.node: name,
             EnvironmentVariableName.role: role.rawValue,
             EnvironmentVariableName.objects: objects.joined(separator: ",")
         ]
         if let control { variables[EnvironmentVariableName.control] = control }
+        if let upstream { variables[EnvironmentVariableName.upstream] = upstream }
         return variables
     }
 }

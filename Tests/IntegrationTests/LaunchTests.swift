@@ -128,13 +128,25 @@ struct LaunchTests {
         "malformed launch files are refused with file, line and field, before anything starts",
         arguments: [
             ("name: x\nnodes: []\n", ":2: nodes: expected a non-empty list of nodes"),
-            ("nodes:\n  - name: a\n    role: boss\n    executable: x\n", ":3: nodes[0].role: expected host or view"),
+            ("nodes:\n  - name: a\n    role: boss\n    executable: x\n", ":3: nodes[0].role: expected host, relay or view"),
             ("nodes:\n  - name: a\n    role: host\n    executable: x\n    colour: red\n", ":5: nodes[0].colour: unknown field"),
             (
                 "nodes:\n  - name: a\n    role: host\n    executable: x\n  - name: a\n    role: host\n    executable: x\n",
                 ":5: nodes[1].name: the name 'a' is used twice"
             ),
-            ("nodes:\n  - name: v\n    role: view\n    executable: x\n", "nodes[0].host: say which host this view uses"),
+            (
+                "nodes:\n  - name: a\n    role: host\n    executable: x\n  - name: b\n    role: host\n    executable: x\n  - name: v\n    role: view\n    executable: x\n",
+                "nodes[2].host: say which host or relay this view joins"
+            ),
+            (
+                "nodes:\n  - name: a\n    role: host\n    executable: x\n  - name: v\n    role: view\n    host: a\n    control: ipc:///tmp/x\n    executable: x\n",
+                "nodes[1].control: give either host:"
+            ),
+            (
+                "nodes:\n  - name: r\n    role: relay\n    host: s\n    executable: x\n  - name: s\n    role: relay\n    upstream: ipc:///tmp/h\n    executable: x\n",
+                "nodes[0].host: no host or relay named 's' before this relay"
+            ),
+            ("nodes:\n  - name: h\n    role: host\n    upstream: ipc:///tmp/h\n    executable: x\n", "nodes[0].upstream: a host has no upstream"),
             (
                 "nodes:\n  - name: a\n    role: host\n    executable: x\n    respawn: { policy: sometimes }\n",
                 ":5: nodes[0].respawn.policy: expected never, on-failure or always"

@@ -104,3 +104,56 @@ struct RelayProcessTests {
         #expect(host.isRunning && relay1.isRunning && relay2.isRunning && relayed.isRunning && direct.isRunning)
     }
 }
+
+/// Launch files with relays, and launch files of views whose host runs elsewhere.
+@Suite("Relays in launch files")
+struct RelayLaunchTests {
+    @Test("a relay node joins a host elsewhere (upstream:), its view joins through it, and a file of views only joins that relay (control:)")
+    func relayAndRemoteViews() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=4"])
+            let edge = system.endpoint("edge.control")
+            let relayed = try system.launch(
+                yaml: """
+                    name: edge
+                    nodes:
+                      - name: edge
+                        role: relay
+                        upstream: \(host.controlEndpoint)
+                        control: \(edge)
+                        executable: statebus
+                        arguments: [relay]
+                      - name: near
+                        role: view
+                        objects: [Counter]
+                        executable: statebus
+                        arguments: [watch, --json]
+                    """, name: "edge.yaml")
+            let remote = try system.launch(
+                yaml: """
+                    name: only-views
+                    nodes:
+                      - name: far
+                        role: view
+                        objects: [Counter]
+                        control: \(edge)
+                        executable: statebus
+                        arguments: [watch, --json]
+                    """, name: "views.yaml")
+            let near = try await relayed.node("near")
+            let far = try await remote.node("far")
+            for view in [near, far] {
+                try await view.waitForLine("\(view.name) shows the host's value", timeout: .seconds(60)) { $0.contains(#""values":{"count":4}"#) }
+            }
+            let set = try system.startProcess(
+                executable: system.statebus, arguments: ["set", "--control", host.controlEndpoint, "--object", "Counter", "count", "8"], name: "set")
+            #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+            for view in [near, far] {
+                try await view.waitForLine("\(view.name) shows the change", timeout: .seconds(60)) { $0.contains(#""values":{"count":8}"#) }
+            }
+            #expect(relayed.output.contains { $0.contains("launch: edge answers on \(edge)") }, "the relay was awaited before its view started")
+            #expect(try await remote.stop() == 0)
+            #expect(try await relayed.stop() == 0)
+        }
+    }
+}
