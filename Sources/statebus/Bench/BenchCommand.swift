@@ -22,12 +22,13 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --quick --json > bench.json
               statebus bench --only echo --only join
               statebus bench --only keys          # what CURVE costs: Int to 1 view and echo, without and with keys
+              statebus bench --only fanout        # 1,000 views on the host, and through 4 relays
             """
     )
 
     /// The parts of the benchmark.
     enum Section: String, CaseIterable, ExpressibleByArgument {
-        case throughput, echo, join, durable, keys
+        case throughput, echo, join, durable, keys, fanout
     }
 
     @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
@@ -68,6 +69,7 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.join) { await runner.join() }
         if sections.contains(.durable) { await runner.durable() }
         if sections.contains(.keys) { await runner.keys() }
+        if sections.contains(.fanout) { await runner.fanout() }
         report = runner.report
         print(json ? try report.json() : report.table())
         if !report.allChecksPassed { throw ExitCode(1) }
@@ -97,19 +99,24 @@ struct BenchPlan: Sendable {
     var durableWindow: Int
     /// Writes for the one-at-a-time durable run.
     var durableSequentialWrites: Int
+    /// Views of the fan-out runs, the relays in front of them, and the updates sent.
+    var fanoutViews: Int
+    var fanoutRelays: Int
+    var fanoutUpdates: Int
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
-        echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20
+        echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20,
+        fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
         echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32,
-        durableSequentialWrites: 50
+        durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
         echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000,
-        durableSequentialWrites: 300
+        durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000
     )
 }

@@ -9,12 +9,12 @@ struct BenchRunner {
     /// Whether to print a line to standard error as each measurement starts.
     let progress: Bool
 
-    private func say(_ text: String) {
+    func say(_ text: String) {
         if progress { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
     }
 
-    private static func rate(_ value: Double) -> String { BenchReport.format(value, unit: "rate") }
-    private static func time(_ value: Double) -> String { BenchReport.format(value, unit: "nanoseconds") }
+    static func rate(_ value: Double) -> String { BenchReport.format(value, unit: "rate") }
+    static func time(_ value: Double) -> String { BenchReport.format(value, unit: "nanoseconds") }
 
     // MARK: Throughput
 

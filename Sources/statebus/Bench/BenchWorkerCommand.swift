@@ -33,6 +33,9 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         case durable
         /// A StateBus host serving many properties, changing them all the time (join, memory).
         case host
+        /// A StateBus host taking commands on standard input (fan-out): `churn N`,
+        /// `publish N`, `cpu`.
+        case fanoutHost = "fanout-host"
         /// A raw libzmq SUB socket that counts messages (throughput baseline).
         case rawSub = "raw-sub"
         /// A raw libzmq DEALER + SUB pair measuring round trips (echo baseline).
@@ -86,6 +89,7 @@ struct BenchWorkerCommand: AsyncParsableCommand {
             case .join: try await ViewWorkers.join(control: control!, properties: properties)
             case .durable: try await ViewWorkers.durableWrites(control: control!, writes: count, window: window)
             case .host: try await HostWorker.serve(properties: properties, churnPerMillisecond: churn)
+            case .fanoutHost: try await FanoutHost.serve(properties: properties, churnPerMillisecond: churn)
             case .rawSub:
                 guard let updates else { throw ValidationError("raw-sub needs --updates") }
                 try RawWorkers.subscribe(endpoint: updates, count: count)

@@ -22,11 +22,19 @@ final class WorkerGroup: Sendable {
         return process
     }
 
+    /// Starts this executable with any subcommand (`relay`, `load`), ended like a worker.
+    func startCommand(_ arguments: [String], name: String) throws -> NodeProcess {
+        let process = try NodeProcess(executable: Self.executable, arguments: arguments, name: name)
+        processes.withLock { $0.append(process) }
+        return process
+    }
+
     /// Waits for a worker's next `bench <event>` line.
     /// - Throws: `WaitTimeout` with the worker's last lines, or `BenchError` when the worker
     ///   reported a failure instead.
-    static func line(_ event: String, from process: NodeProcess, timeout: Duration) async throws -> WorkerLine {
-        let text = try await process.waitForLine("'bench \(event)'", timeout: timeout) { line in
+    /// - Parameter after: only lines after this many (a second answer to the same command).
+    static func line(_ event: String, from process: NodeProcess, after: Int? = nil, timeout: Duration) async throws -> WorkerLine {
+        let text = try await process.waitForLine("'bench \(event)'", after: after, timeout: timeout) { line in
             guard let parsed = WorkerLine(line) else { return false }
             return parsed.event == event || parsed.event == "failed"
         }

@@ -1,0 +1,61 @@
+import Foundation
+
+extension BenchRunner {
+    /// Fan-out (``FanoutBench``): the same views on the host and through relays, and a
+    /// quarter of them through the same relays, to show whether the host's CPU per update
+    /// grows with the views behind relays.
+    mutating func fanout() async {
+        let views = plan.fanoutViews
+        let relays = plan.fanoutRelays
+        let arrangements: [(key: String, label: String, views: Int, relays: Int)] = [
+            ("direct", "\(views) views on the host", views, 0),
+            ("relayed", "\(views) views through \(relays) relays", views, relays),
+            ("relayed-quarter", "\(views / 4) views through \(relays) relays", views / 4, relays)
+        ]
+        var outcomes: [String: FanoutBench.Outcome] = [:]
+        for arrangement in arrangements {
+            say("fan-out: \(arrangement.label), \(plan.fanoutUpdates) updates")
+            do {
+                let outcome = try await FanoutBench(
+                    views: arrangement.views, relays: arrangement.relays, loadProcesses: relays, updates: plan.fanoutUpdates, churn: plan.joinChurn
+                ).run()
+                report.check(
+                    "fanout.\(arrangement.key)", outcome.resyncs == 0,
+                    outcome.resyncs == 0
+                        ? "all \(arrangement.views) views joined during the churn without a gap and applied every update"
+                        : "\(outcome.resyncs) views resynchronised (a gap) during the join storm or the run")
+                outcomes[arrangement.key] = outcome
+            } catch {
+                report.check("fanout.\(arrangement.key)", false, "\(error)")
+            }
+            let outcome = outcomes[arrangement.key]
+            let missing = outcome == nil ? "not available: the run failed (see checks)" : nil
+            report.rows.append(
+                BenchReport.Row(
+                    "fan-out join storm: \(arrangement.label) join at once, host changing \(plan.joinChurn)/ms: last view live", unit: "nanoseconds",
+                    statebus: outcome?.joinNanoseconds, raw: nil, note: missing ?? "no raw equivalent"))
+            report.rows.append(
+                BenchReport.Row(
+                    "fan-out: updates/s at the slowest of \(arrangement.label)", unit: "rate", statebus: outcome?.slowestRate, raw: nil,
+                    note: missing ?? "no raw equivalent"))
+            report.rows.append(
+                BenchReport.Row(
+                    "fan-out: host CPU time per update, \(arrangement.label)", unit: "nanoseconds", statebus: outcome?.hostCPUPerUpdate, raw: nil,
+                    note: missing ?? "CLOCK_PROCESS_CPUTIME_ID of the host process over the run"))
+        }
+        let all = outcomes["relayed"]?.hostCPUPerUpdate
+        let quarter = outcomes["relayed-quarter"]?.hostCPUPerUpdate
+        let direct = outcomes["direct"]?.hostCPUPerUpdate
+        let figure: String
+        if let all, let quarter, let direct {
+            figure =
+                "host CPU/update: \(Self.time(quarter)) with \(views / 4) views behind \(relays) relays, \(Self.time(all)) with \(views), "
+                + "\(Self.time(direct)) with \(views) on the host"
+        } else {
+            figure = "not available"
+        }
+        report.goal(
+            "the host's CPU per update does not grow with the views behind relays (within 1.5x from \(views / 4) to \(views))",
+            met: all.flatMap { all in quarter.map { all <= 1.5 * $0 } }, figure: figure)
+    }
+}

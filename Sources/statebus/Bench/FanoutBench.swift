@@ -1,0 +1,106 @@
+import Foundation
+import StateBusLaunch
+
+/// Fan-out: many views of one host, connected directly or through relays, every process
+/// real: a ``FanoutHost``, `statebus relay` processes, and `statebus load` processes holding
+/// the views.
+///
+/// Three figures per arrangement: the **join storm** (every view joining at once while the
+/// host changes `churn` properties per millisecond: the time from starting the view
+/// processes until the last view is live, and how many views had to resynchronise, which
+/// should be none); **updates per second at the slowest view** (the host makes `updates`
+/// changes as fast as it can; the time until every view has applied the last); and the
+/// **host's CPU time per update** over that run, which through relays must not grow with the
+/// number of views behind them.
+struct FanoutBench {
+    struct Outcome: Sendable {
+        var joinNanoseconds: Double
+        var resyncs: Int
+        var slowestRate: Double
+        var hostCPUPerUpdate: Double
+    }
+
+    let views: Int
+    /// 0: every view joins the host itself.
+    let relays: Int
+    /// Processes holding the views (the views are split evenly among them).
+    let loadProcesses: Int
+    let updates: Int
+    let churn: Int
+
+    func run() async throws -> Outcome {
+        let workers = WorkerGroup()
+        defer { workers.terminateAll() }
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let host = try workers.start("fanout-host", ["--properties", "100", "--churn", "0"], name: "fan-out host")
+        let ready = try await WorkerGroup.line("ready", from: host, timeout: .seconds(120))
+        guard let control = ready.fields["control"] else { throw BenchError("the fan-out host announced no control endpoint") }
+        var relayEndpoints: [String] = []
+        for index in 0..<relays {
+            let relay = try workers.startCommand(
+                ["relay", "--upstream", control, "--control", folder.endpoint("relay\(index).control"), "--name", "relay\(index)"],
+                name: "relay \(index)")
+            let line = try await relay.waitForLine("relay \(index) ready", timeout: .seconds(120)) { $0.hasPrefix("ready ") }
+            guard let endpoint = Self.field("control", in: line) else { throw BenchError("relay \(index) announced no control endpoint: \(line)") }
+            relayEndpoints.append(endpoint)
+        }
+
+        // The join storm.
+        host.send(line: "churn \(churn)")
+        let start = ContinuousClock.now
+        var loads: [NodeProcess] = []
+        for index in 0..<loadProcesses {
+            let endpoint = relays == 0 ? control : relayEndpoints[index % relays]
+            let count = views / loadProcesses + (index < views % loadProcesses ? 1 : 0)
+            loads.append(
+                try workers.startCommand(
+                    ["load", "--control", endpoint, "--object", ViewWorkers.object, "--views", "\(count)", "--report-ms", "0", "--start-timeout", "600"],
+                    name: "views \(index)"))
+        }
+        for load in loads {
+            _ = try await load.waitForLine("every view of \(load.name) live", timeout: .seconds(620)) { $0.hasPrefix("ready views=") }
+        }
+        let joined = ContinuousClock.now - start
+        host.send(line: "churn 0")
+
+        // Updates at the slowest view, and the host's CPU time for them.
+        var mark = host.lineCount
+        host.send(line: "cpu")
+        let before = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
+        mark = host.lineCount
+        host.send(line: "publish \(updates)")
+        let published = try await WorkerGroup.line("published", from: host, after: mark, timeout: .seconds(600))
+        guard let last = published.uint("last"), let started = published.uint("start") else { throw BenchError("the host did not say what it published") }
+        var slowest: UInt64 = started
+        for load in loads {
+            let mark = load.lineCount
+            load.send(line: "wait \(last)")
+            let line = try await load.waitForLine("\(load.name) reaching sequence \(last)", after: mark, timeout: .seconds(600)) {
+                $0.hasPrefix("reached ")
+            }
+            slowest = max(slowest, Self.field("at", in: line).flatMap { UInt64($0) } ?? slowest)
+        }
+        mark = host.lineCount
+        host.send(line: "cpu")
+        let after = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
+        var resyncs = 0
+        for load in loads {
+            let mark = load.lineCount
+            load.send(line: "status")
+            let line = try await load.waitForLine("\(load.name) status", after: mark, timeout: .seconds(60)) { $0.hasPrefix("status ") }
+            resyncs += Self.field("resyncs", in: line).flatMap { Int($0) } ?? 0
+        }
+        let cpu = Double((after.uint("ns") ?? 0) &- (before.uint("ns") ?? 0))
+        return Outcome(
+            joinNanoseconds: Double(joined.components.seconds) * 1e9 + Double(joined.components.attoseconds) / 1e9,
+            resyncs: resyncs,
+            slowestRate: Double(updates) / (Double(slowest - started) / 1e9),
+            hostCPUPerUpdate: cpu / Double(updates))
+    }
+
+    /// The value of `key=value` in a line of words.
+    static func field(_ key: String, in line: String) -> String? {
+        line.split(separator: " ").first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) }
+    }
+}
