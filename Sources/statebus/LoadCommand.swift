@@ -20,7 +20,8 @@ struct LoadCommand: AsyncParsableCommand {
             resyncs=…"), and a last one on SIGINT or SIGTERM. Exits 1 when the views are not \
             all live within --start-timeout. Lines read on standard input: "wait SEQ" prints \
             "reached sequence=SEQ at=NS" once every view has applied sequence SEQ (NS: \
-            CLOCK_MONOTONIC nanoseconds); "status" prints a status line.
+            CLOCK_MONOTONIC nanoseconds); "all STATE" (live, stale, syncing, connecting) prints \
+            "all STATE at=NS" once every view is in that state; "status" prints a status line.
 
             Examples:
               statebus load --control ipc:///run/app/host.control --object Counter --views 1000
@@ -135,16 +136,29 @@ struct LoadCommand: AsyncParsableCommand {
                 emit(status(of: replicas))
                 continue
             }
+            let named = line.dropFirst("all ".count)
+            if line.hasPrefix("all "), let state = [ConnectionState.connecting, .syncing, .live, .stale].first(where: { "\($0)" == named }) {
+                while !Task.isCancelled, !replicas.allSatisfy({ $0.connectionState == state }) {
+                    try? await Task.sleep(for: .milliseconds(1))  // a poll of many replicas, not synchronisation
+                }
+                emit("all \(state) at=\(monotonicNanoseconds())")
+                continue
+            }
             let words = line.split(separator: " ")
             guard words.count == 2, words[0] == "wait", let target = UInt64(words[1]) else { continue }
             while !Task.isCancelled, !replicas.allSatisfy({ $0.sequence >= target }) {
                 try? await Task.sleep(for: .microseconds(200))  // a poll of many replicas, not synchronisation
             }
-            var spec = timespec()
-            clock_gettime(CLOCK_MONOTONIC, &spec)
-            emit("reached sequence=\(target) at=\(UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec))")
+            emit("reached sequence=\(target) at=\(monotonicNanoseconds())")
         }
     }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the machine.
+private func monotonicNanoseconds() -> UInt64 {
+    var spec = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &spec)
+    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 extension Duration {

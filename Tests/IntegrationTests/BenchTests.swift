@@ -26,7 +26,9 @@ struct BenchTests {
         let (report, status, output) = try runTinyBench()
         let checks = try #require(report["checks"] as? [[String: Any]])
         let byName = Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
-        var expected = ["echo.statebus", "echo.raw", "join.1000", "durable.1", "durable.16"]
+        var expected = [
+            "echo.statebus", "echo.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter"
+        ]
         for kind in ["int", "string", "struct"] {
             for views in [1, 3] {
                 expected += ["throughput.\(kind).\(views).statebus", "throughput.\(kind).\(views).raw"]

@@ -120,10 +120,7 @@ struct Link {
             print("partition test skipped: network namespaces need root (running as uid \(geteuid()))")
             return nil
         }
-        guard
-            let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].map(URL.init(fileURLWithPath:))
-                .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
-        else {
+        guard let ip = IPCommand.find() else {
             print("partition test skipped: no `ip` command (install iproute2)")
             return nil
         }
@@ -174,19 +171,5 @@ struct Link {
     }
 
     /// Runs `ip` and waits for it.
-    /// - Throws: a message with the command and its output when it fails.
-    func ip(_ arguments: String...) throws {
-        let process = Process()
-        process.executableURL = ip
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LaunchError("ip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
-        }
-    }
+    func ip(_ arguments: String...) throws { try IPCommand.run(ip, arguments) }
 }

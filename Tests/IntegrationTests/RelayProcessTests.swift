@@ -157,3 +157,34 @@ struct RelayLaunchTests {
         }
     }
 }
+
+/// `statebus load`: many views in one process.
+@Suite("statebus load: many independent views in one process")
+struct LoadProcessTests {
+    @Test("300 views in one process join a relay, each with a view id of its own, and all apply a host change")
+    func manyViewsThroughRelay() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=0"])
+            let relay = try system.startProcess(
+                executable: system.statebus, arguments: ["relay", "--upstream", host.controlEndpoint, "--control", system.endpoint("relay.control")],
+                name: "relay")
+            try await relay.waitForLine("the relay ready", timeout: .seconds(60)) { $0.hasPrefix("ready ") }
+            let load = try system.startProcess(
+                executable: system.statebus,
+                arguments: ["load", "--control", system.endpoint("relay.control"), "--object", "Counter", "--views", "300", "--report-ms", "0"],
+                name: "load")
+            try await load.waitForLine("300 views live", timeout: .seconds(120)) { $0.hasPrefix("ready views=300") }
+            let set = try system.startProcess(
+                executable: system.statebus, arguments: ["set", "--control", host.controlEndpoint, "--object", "Counter", "count", "3"], name: "set")
+            #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+            var mark = load.lineCount
+            load.send(line: "wait 1")
+            try await load.waitForLine("every view at sequence 1", after: mark, timeout: .seconds(60)) { $0.hasPrefix("reached sequence=1 ") }
+            mark = load.lineCount
+            load.send(line: "status")
+            let status = try await load.waitForLine("a status line", after: mark, timeout: .seconds(60)) { $0.hasPrefix("status ") }
+            #expect(status.contains("live=300 stale=0 syncing=0 min-sequence=1 max-sequence=1 resyncs=0"), "\(status)")
+            #expect(host.process.isRunning && relay.isRunning)
+        }
+    }
+}
