@@ -10,8 +10,10 @@ import StateBusLaunch
 /// processes until the last view is live, and how many views had to resynchronise, which
 /// should be none); **updates per second at the slowest view** (the host makes `updates`
 /// changes as fast as it can; the time until every view has applied the last); and the
-/// **host's CPU time per update** over that run, which through relays must not grow with the
-/// number of views behind them.
+/// **host's CPU time per update** over that run, less what the host spends idle with the same
+/// views connected (measured over a second just before: heartbeats and timers, which would
+/// otherwise count more the longer the slowest view takes), which through relays must not
+/// grow with the number of views behind them.
 struct FanoutBench {
     struct Outcome: Sendable {
         var joinNanoseconds: Double
@@ -64,10 +66,18 @@ struct FanoutBench {
         let joined = ContinuousClock.now - start
         host.send(line: "churn 0")
 
-        // Updates at the slowest view, and the host's CPU time for them.
+        // What the host spends idle with these views connected (heartbeats, timers), to take
+        // out of its CPU time over the run: the run lasts as long as the slowest view takes.
         var mark = host.lineCount
         host.send(line: "cpu")
+        let idleStart = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
+        try await Task.sleep(for: .seconds(1))  // an idle second to measure, not synchronisation
+        mark = host.lineCount
+        host.send(line: "cpu")
         let before = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
+        let idleRate = Self.cpuRate(from: idleStart, to: before)
+
+        // Updates at the slowest view, and the host's CPU time for them.
         mark = host.lineCount
         host.send(line: "publish \(updates)")
         let published = try await WorkerGroup.line("published", from: host, after: mark, timeout: .seconds(600))
@@ -91,12 +101,20 @@ struct FanoutBench {
             let line = try await load.waitForLine("\(load.name) status", after: mark, timeout: .seconds(60)) { $0.hasPrefix("status ") }
             resyncs += Self.field("resyncs", in: line).flatMap { Int($0) } ?? 0
         }
-        let cpu = Double((after.uint("ns") ?? 0) &- (before.uint("ns") ?? 0))
+        let elapsed = Double((after.uint("at") ?? 0) &- (before.uint("at") ?? 0))
+        let cpu = max(0, Double((after.uint("ns") ?? 0) &- (before.uint("ns") ?? 0)) - idleRate * elapsed)
         return Outcome(
             joinNanoseconds: Double(joined.components.seconds) * 1e9 + Double(joined.components.attoseconds) / 1e9,
             resyncs: resyncs,
             slowestRate: Double(updates) / (Double(slowest - started) / 1e9),
             hostCPUPerUpdate: cpu / Double(updates))
+    }
+
+    /// CPU nanoseconds per wall nanosecond between two `cpu` lines.
+    static func cpuRate(from start: WorkerLine, to end: WorkerLine) -> Double {
+        let wall = Double((end.uint("at") ?? 0) &- (start.uint("at") ?? 0))
+        guard wall > 0 else { return 0 }
+        return Double((end.uint("ns") ?? 0) &- (start.uint("ns") ?? 0)) / wall
     }
 
     /// The value of `key=value` in a line of words.

@@ -10,7 +10,8 @@ import Synchronization
 /// - `churn N`: change N properties every millisecond from now on (0 stops).
 /// - `publish N`: make N changes as fast as it can, one batch each; prints
 ///   `bench published last=SEQ start=NS` (NS: ``BenchClock``).
-/// - `cpu`: prints `bench cpu ns=…`, the CPU time the process has used so far.
+/// - `cpu`: prints `bench cpu ns=… at=…`, the CPU time the process has used so far and when
+///   (``BenchClock``).
 enum FanoutHost {
     static func serve(properties: Int, churnPerMillisecond: Int) async throws {
         let folder = try ScratchFolder()
@@ -61,7 +62,7 @@ enum FanoutHost {
                 case ("cpu"?, _):
                     var spec = timespec()
                     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-                    WorkerLine.emit("cpu", ["ns": UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)])
+                    WorkerLine.emit("cpu", ["ns": UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec), "at": BenchClock.now()])
                 default:
                     continue
                 }
