@@ -19,10 +19,12 @@ struct RelayCommand: AsyncParsableCommand {
               statebus relay --upstream ipc:///run/app/host.control --control ipc:///run/app/relay1.control
               statebus relay --upstream tcp://10.0.0.1:7000 --control tcp://127.0.0.1:7100 --object SharedData
               statebus relay --upstream ipc:///run/app/relay1.control --control ipc:///run/app/relay2.control   # a relay of a relay
-              statebus relay --upstream tcp://10.0.0.1:7000 --control tcp://0.0.0.0:7100 --advertise tcp://192.0.2.7:7101 --updates tcp://0.0.0.0:7101 --insecure
+              statebus relay --upstream tcp://10.0.0.1:7000 --key relay.key --host-key host.pub --control tcp://0.0.0.0:7100 --authorized relay-views.keys
 
-            Relays have no CURVE keys yet: a relay serves ipc:// or loopback unless --insecure, \
-            and joins only hosts without keys.
+            With keys: --key is the relay's key pair (`statebus keygen relay`); --host-key the \
+            upstream's public key, which must list the relay's key with the role relay \
+            (`relay PUBLIC-KEY NAME`); --authorized the keys this relay admits, as a host's. A \
+            tcp address other than loopback needs --key and --authorized (or --insecure).
             """
     )
 
@@ -47,8 +49,42 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "How long to wait for the upstream before giving up at start, in seconds (0: wait forever).")
     var startTimeout: Int = 0
 
+    @Option(name: .long, help: "The relay's CURVE secret key file, for both sides (default: $STATEBUS_KEY_FILE).")
+    var key: String?
+
+    @Option(name: .long, help: "The upstream's public key file or Z85 key, when it has keys (default: $STATEBUS_HOST_KEY_FILE).")
+    var hostKey: String?
+
+    @Option(name: .long, help: "The keys this relay admits: ROLE PUBLIC-KEY NAME per line (default: $STATEBUS_AUTHORIZED_KEYS_FILE).")
+    var authorized: String?
+
     @Flag(name: .long, help: "Serve a tcp address other than loopback without keys (anyone who reaches it reads and writes).")
     var insecure = false
+
+    /// The relay's keys: towards its upstream (`--key` with `--host-key`) and towards its
+    /// views (`--key` with `--authorized`).
+    func applyKeys(to configuration: inout RelayConfiguration) throws {
+        let environment = ProcessInfo.processInfo.environment
+        let keyFile = key ?? environment[EnvironmentVariableName.keyFile]
+        let hostKeyFile = hostKey ?? environment[EnvironmentVariableName.hostKeyFile]
+        let authorizedFile = authorized ?? environment[EnvironmentVariableName.authorizedKeysFile]
+        guard let keyFile else {
+            if hostKeyFile != nil || authorizedFile != nil {
+                throw ValidationError("--host-key and --authorized need --key too: the relay's secret key file (`statebus keygen relay` makes one)")
+            }
+            return
+        }
+        guard hostKeyFile != nil || authorizedFile != nil else {
+            throw ValidationError(
+                "--key needs --host-key (the upstream's public key: the upstream has keys) and/or --authorized (the keys this relay admits)")
+        }
+        do {
+            if let hostKeyFile { configuration.upstreamSecurity = try ReplicaSecurity(keyFile: keyFile, hostKey: hostKeyFile) }
+            if let authorizedFile { configuration.security = try HostSecurity(keyFile: keyFile, authorizedKeysFile: authorizedFile) }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
 
     func validate() throws {
         guard upstream ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.upstream] != nil else {
@@ -66,6 +102,7 @@ struct RelayCommand: AsyncParsableCommand {
             objects: object)
         configuration.advertisedUpdatesEndpoint = advertise
         configuration.allowsInsecureNetwork = insecure
+        try applyKeys(to: &configuration)
         let relay = try await StateRelay(configuration: configuration)
         let ready = Task {
             try await relay.waitUntilSynced(timeout: startTimeout == 0 ? .seconds(86_400 * 365) : .seconds(startTimeout))

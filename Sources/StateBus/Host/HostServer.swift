@@ -279,16 +279,9 @@ final class HostServer {
                     ))
                 return
             }
-            if hello.relay, hello.viewID.isEmpty || keyGuard != nil {
+            if hello.relay, hello.viewID.isEmpty {
                 counters.badMessages.add(1, ordering: .relaxed)
-                reply(
-                    to: identity, requestID: request.requestID,
-                    error: keyGuard != nil
-                        ? StateBusError(
-                            .forbidden,
-                            "this host has keys, and relays cannot join a host with keys yet (a relay role is planned); run the relay and its views beside a host without keys, on ipc or loopback"
-                        )
-                        : StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
+                reply(to: identity, requestID: request.requestID, error: StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
                 return
             }
             if !hello.viewID.isEmpty {

@@ -55,7 +55,14 @@ public struct RelayConfiguration: Sendable {
     /// Heartbeat intervals of silence after which the upstream counts as gone and the relay
     /// reconnects (default 3, as a view).
     public var missedHeartbeatsBeforeStale: Int = 3
-    /// Serve a tcp endpoint on an address other than loopback (relays have no keys yet).
+    /// CURVE towards the upstream: the relay's key pair and the upstream's public key. Needed
+    /// when the upstream has keys; it must list the relay's key with the role `relay`.
+    public var upstreamSecurity: ReplicaSecurity?
+    /// CURVE towards the relay's views: its key pair and the keys it admits, each with a role,
+    /// exactly as a host's (``HostSecurity``). With it, the relay may serve a network address.
+    public var security: HostSecurity?
+    /// Serve a tcp endpoint on an address other than loopback without ``security`` (anyone
+    /// who reaches it would read and write every object, in clear text).
     public var allowsInsecureNetwork = false
     /// Where the relay logs.
     public var logger: Logger

@@ -21,6 +21,7 @@ extension RelayServer {
         }
         do {
             let dealer = try Socket(context: thread.context, type: .dealer)
+            try secureUpstream(dealer)
             try dealer.set(.reconnectInterval, 100)
             try dealer.set(.reconnectIntervalMax, 1000)
             // Room for every forwarded write and the few other requests.
@@ -34,6 +35,12 @@ extension RelayServer {
             return
         }
         sayHello()
+    }
+
+    /// Makes a socket a CURVE client of the upstream, when the relay has keys for it.
+    private func secureUpstream(_ socket: Socket) throws {
+        guard let security = configuration.upstreamSecurity else { return }
+        try socket.makeCurveClient(keys: security.keys, serverKey: security.hostPublicKey)
     }
 
     private func sayHello() {
@@ -166,6 +173,7 @@ extension RelayServer {
         let endpoint = ReplicaClient.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: configuration.upstreamControlEndpoint)
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
+            try secureUpstream(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.set(.maxMessageSize, Int64(ReplicaLimits().maxIncomingMessageBytes))
             for name in relayed { try subscriber.subscribe(Topic.updates(name)) }
@@ -303,6 +311,9 @@ extension RelayServer {
             if dealer == nil {
                 connectUpstream()
             } else if now - phaseStarted > timeout {
+                logger.warning(
+                    "no welcome from \(configuration.upstreamControlEndpoint) within \(timeout): is it running? With keys: does it list this relay's key with the role relay, and is the upstream key given its public key? Asking again"
+                )
                 sayHello()
             }
         case .joining:

@@ -79,15 +79,20 @@ final class RelayServer {
     var lastSent = ContinuousClock.now
     /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
     var joinedBefore = false
+    /// CURVE, the ZAP handler and authorization by role towards views, when the relay has keys.
+    let keyGuard: HostGuard?
+    /// What the key guard counts (refused handshakes, forbidden requests).
+    let guardCounters = HostCounters()
 
     init(thread: LoopThread, configuration: RelayConfiguration, counters: RelayCounters) throws {
         let exposed = [configuration.controlEndpoint, configuration.updatesEndpoint].filter { !NetworkExposure.isLocal($0) }
-        if !exposed.isEmpty {
+        if !exposed.isEmpty, configuration.security == nil {
             guard configuration.allowsInsecureNetwork else {
                 throw StateBusError(
                     .unsafeEndpoint,
-                    "refusing to relay on \(exposed.joined(separator: " and ")): relays have no CURVE keys yet, so anyone who can reach it would read and write every object. "
-                        + "Serve ipc:// or a loopback address, or accept the risk with --insecure (RelayConfiguration.allowsInsecureNetwork)")
+                    "refusing to relay on \(exposed.joined(separator: " and ")) without CURVE keys: anyone who can reach it would read and write every object. "
+                        + "Give the relay a key and the keys it admits (--key relay.key --authorized authorized.keys; RelayConfiguration.security), "
+                        + "serve ipc:// or a loopback address, or accept the risk with --insecure (RelayConfiguration.allowsInsecureNetwork)")
             }
             configuration.logger.warning("INSECURE: relaying on \(exposed.joined(separator: " and ")) without CURVE keys (--insecure)")
         }
@@ -109,12 +114,25 @@ final class RelayServer {
         try updates.set(.maxMessageSize, Int64(configuration.limits.maxSubscriptionBytes))
         try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
         try updates.set(.linger, 200)
+        // Before the binds: the sockets must be CURVE servers, and the ZAP handler bound,
+        // before the first view connects. The guard is the host's, with the relay's keys.
+        if configuration.security != nil {
+            var guarded = HostConfiguration(
+                name: configuration.name, controlEndpoint: configuration.controlEndpoint, updatesEndpoint: configuration.updatesEndpoint,
+                persistence: .disabled, logger: configuration.logger)
+            guarded.security = configuration.security
+            guarded.limits = configuration.limits
+            keyGuard = try HostGuard.install(configuration: guarded, thread: thread, control: control, updates: updates, counters: guardCounters)
+        } else {
+            keyGuard = nil
+        }
         try HostServer.prepareFolder(for: configuration.controlEndpoint)
         try HostServer.prepareFolder(for: configuration.updatesEndpoint)
         controlEndpoint = try control.bind(configuration.controlEndpoint)
         updatesEndpoint = try updates.bind(configuration.updatesEndpoint)
         HostServer.restrictSocketFile(of: controlEndpoint)
         HostServer.restrictSocketFile(of: updatesEndpoint)
+        keyGuard?.updatesBound(updates, at: updatesEndpoint)
 
         thread.register(control) { [unowned self] in self.controlReadable() }
         thread.register(updates) { [unowned self] in self.subscriptionsReadable() }
@@ -179,6 +197,18 @@ final class RelayServer {
                 error: StateBusError(
                     .unsupportedVersion,
                     "protocol version \(request.protocolVersion) is not supported; this relay speaks version \(StateBusProtocol.version)"))
+            return
+        }
+        if let refusal = keyGuard?.refusal(for: request, from: payload) {
+            counters.badMessages.add(1, ordering: .relaxed)
+            guard case .write(let write) = request.body else {
+                reply(to: identity, requestID: request.requestID, error: refusal)
+                return
+            }
+            var reply = Statebus_V1_Reply()
+            reply.writeReply.writeID = write.writeID
+            reply.writeReply.rejection = refusal.wire
+            send(reply, to: identity, requestID: request.requestID)
             return
         }
         handle(request, from: identity, deadline: .now + configuration.parkedRequestTimeout)

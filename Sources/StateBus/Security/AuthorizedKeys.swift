@@ -13,7 +13,10 @@ import ZeroMQ
 /// ```
 ///
 /// Roles: `read` joins and follows every object; `write` also writes every object;
-/// `write:A,B` writes only objects `A` and `B` (and reads all). The name is for logs.
+/// `write:A,B` writes only objects `A` and `B` (and reads all); `relay` is a relay
+/// (`statebus relay`), which reads every object and forwards the writes of the views joined
+/// to it, each under its own view id (its own authorized keys file decides what each of its
+/// views may do). The name is for logs.
 public struct AuthorizedKeys: Sendable, Hashable {
     /// What a key may do.
     public enum Role: Sendable, Hashable, CustomStringConvertible {
@@ -21,12 +24,15 @@ public struct AuthorizedKeys: Sendable, Hashable {
         case read
         /// Also write: every object (`nil`), or only those named.
         case write(objects: Set<String>?)
+        /// A relay: reads every object and writes for the views joined to it.
+        case relay
 
         /// Whether the role may write to `object`.
         public func mayWrite(_ object: String) -> Bool {
             switch self {
             case .read: false
             case .write(let objects): objects?.contains(object) ?? true
+            case .relay: true
             }
         }
 
@@ -36,6 +42,7 @@ public struct AuthorizedKeys: Sendable, Hashable {
             case .read: "read"
             case .write(nil): "write"
             case .write(let objects?): "write:" + objects.sorted().joined(separator: ",")
+            case .relay: "relay"
             }
         }
     }
@@ -139,6 +146,7 @@ public struct AuthorizedKeys: Sendable, Hashable {
     private static func role(_ text: String, file: String, line: Int) throws(AuthorizedKeysError) -> Role {
         if text == "read" { return .read }
         if text == "write" { return .write(objects: nil) }
+        if text == "relay" { return .relay }
         if text.hasPrefix("write:") {
             let objects = text.dropFirst("write:".count).split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             guard !objects.isEmpty, !objects.contains(where: \.isEmpty) else {
@@ -146,7 +154,7 @@ public struct AuthorizedKeys: Sendable, Hashable {
             }
             return .write(objects: Set(objects))
         }
-        throw AuthorizedKeysError(file: file, line: line, "unknown role '\(text)': use read, write, or write:Obj1,Obj2")
+        throw AuthorizedKeysError(file: file, line: line, "unknown role '\(text)': use read, write, write:Obj1,Obj2 or relay")
     }
 }
 

@@ -162,8 +162,16 @@ final class HostGuard {
         }
         switch request.body {
         case .hello(let hello):
+            if hello.relay, entry.role != .relay {
+                return StateBusError(
+                    .forbidden,
+                    "key '\(entry.name)' has the role \(entry.role) in the authorized keys: a relay needs the role relay (a line `relay \(entry.publicKey) \(entry.name)`)"
+                )
+            }
             return claim(viewID: hello.viewID, for: entry)
         case .write(let write):
+            // A relay writes for its views, under their ids: its own keys file vouched for them.
+            if entry.role == .relay { return nil }
             if let refusal = claim(viewID: write.viewID, for: entry) { return refusal }
             guard entry.role.mayWrite(write.object) else {
                 return StateBusError(

@@ -57,11 +57,11 @@ struct FanoutBench {
             let count = views / loadProcesses + (index < views % loadProcesses ? 1 : 0)
             loads.append(
                 try workers.startCommand(
-                    ["load", "--control", endpoint, "--object", ViewWorkers.object, "--views", "\(count)", "--report-ms", "0", "--start-timeout", "600"],
+                    ["load", "--control", endpoint, "--object", ViewWorkers.object, "--views", "\(count)", "--report-ms", "0", "--start-timeout", "180"],
                     name: "views \(index)"))
         }
         for load in loads {
-            _ = try await load.waitForLine("every view of \(load.name) live", timeout: .seconds(620)) { $0.hasPrefix("ready views=") }
+            _ = try await load.waitForLine("every view of \(load.name) live", timeout: .seconds(200)) { $0.hasPrefix("ready views=") }
         }
         let joined = ContinuousClock.now - start
         host.send(line: "churn 0")
