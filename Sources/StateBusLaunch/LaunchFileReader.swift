@@ -68,7 +68,8 @@ struct LaunchFileReader {
 
     private func node(_ item: Yams.Node, field: String) throws -> LaunchFile.Node {
         let allowed: Set<String> = [
-            "name", "role", "executable", "arguments", "environment", "objects", "control", "host", "upstream", "respawn", "key", "authorized", "host_key"
+            "name", "role", "executable", "arguments", "environment", "objects", "control", "host", "upstream", "respawn", "key", "authorized",
+            "host_key"
         ]
         var node = LaunchFile.Node(
             name: "", role: .view, executable: "", arguments: [], environment: [:], objects: [],
@@ -158,25 +159,33 @@ struct LaunchFileReader {
             case .relay:
                 if let host = node.host {
                     guard node.upstream == nil else {
-                        throw fail(sequence[index], "\(here).upstream", "give either host: (a node of this file) or upstream: (an endpoint elsewhere), not both")
+                        throw fail(
+                            sequence[index], "\(here).upstream",
+                            "give either host: (a node of this file) or upstream: (an endpoint elsewhere), not both")
                     }
                     // Started in file order, each after its upstream answers.
                     let earlier = file.nodes[..<index].filter(\.role.serves).map(\.name)
                     guard earlier.contains(host) else {
                         throw fail(
                             sequence[index], "\(here).host",
-                            "no host or relay named '\(host)' before this relay; its upstream must come earlier in the file (earlier: \(earlier.joined(separator: ", ")))")
+                            "no host or relay named '\(host)' before this relay; its upstream must come earlier in the file (earlier: \(earlier.joined(separator: ", ")))"
+                        )
                     }
                 } else if node.upstream == nil, hosts.count > 1 {
-                    throw fail(sequence[index], "\(here).host", "say which host this relay relays (the file has \(hosts.count) hosts), or give upstream:")
+                    throw fail(
+                        sequence[index], "\(here).host", "say which host this relay relays (the file has \(hosts.count) hosts), or give upstream:")
                 }
             case .view:
                 if let host = node.host {
                     guard node.control == nil else {
-                        throw fail(sequence[index], "\(here).control", "give either host: (a node of this file) or control: (an endpoint elsewhere), not both")
+                        throw fail(
+                            sequence[index], "\(here).control",
+                            "give either host: (a node of this file) or control: (an endpoint elsewhere), not both")
                     }
                     guard servers.contains(host) else {
-                        throw fail(sequence[index], "\(here).host", "no host or relay node named '\(host)'; hosts and relays: \(servers.joined(separator: ", "))")
+                        throw fail(
+                            sequence[index], "\(here).host",
+                            "no host or relay node named '\(host)'; hosts and relays: \(servers.joined(separator: ", "))")
                     }
                 } else if node.control == nil, servers.count > 1 {
                     throw fail(

@@ -88,7 +88,9 @@ struct RelayCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard upstream ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.upstream] != nil else {
-            throw ValidationError("no upstream: pass --upstream ENDPOINT (the host's control endpoint, for example ipc:///run/app/host.control) or set STATEBUS_UPSTREAM")
+            throw ValidationError(
+                "no upstream: pass --upstream ENDPOINT (the host's control endpoint, for example ipc:///run/app/host.control) or set STATEBUS_UPSTREAM"
+            )
         }
         guard startTimeout >= 0 else { throw ValidationError("--start-timeout must be 0 or more, got \(startTimeout)") }
     }
@@ -114,7 +116,9 @@ struct RelayCommand: AsyncParsableCommand {
             } catch is CancellationError {
             } catch {
                 FileHandle.standardError.write(
-                    Data("statebus relay: the upstream at \(upstream) did not answer within \(startTimeout) s (--start-timeout): is its host running?\n".utf8))
+                    Data(
+                        "statebus relay: the upstream at \(upstream) did not answer within \(startTimeout) s (--start-timeout): is its host running?\n"
+                            .utf8))
                 relay.stop()
                 Foundation.exit(1)
             }

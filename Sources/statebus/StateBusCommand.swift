@@ -19,7 +19,8 @@ struct StateBusCommand: AsyncParsableCommand {
               statebus smoke                      # show a message crossing two processes
             """,
         subcommands: [
-            DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, RelayCommand.self, ViewCommand.self, LoadCommand.self, GetCommand.self, SetCommand.self,
+            DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, RelayCommand.self, ViewCommand.self, LoadCommand.self,
+            GetCommand.self, SetCommand.self,
             WatchCommand.self, DumpCommand.self,
             ObjectsCommand.self, PersistedCommand.self, KeygenCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self
         ]

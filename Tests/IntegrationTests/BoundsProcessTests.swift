@@ -55,7 +55,8 @@ struct BoundsProcessTests {
     }
 
     @Test(
-        "a subscription flood (100,000 frames in two rounds, frames at and above the size bound, one of 100 MB) leaves the host up, its memory bounded and reused, its state unchanged and other views without a gap")
+        "a subscription flood (100,000 frames in two rounds, frames at and above the size bound, one of 100 MB) leaves the host up, its memory bounded and reused, its state unchanged and other views without a gap"
+    )
     func subscriptionFlood() async throws {
         try await withTestSystem { system in
             let host = try await system.startHostProcess(object: "SharedData", properties: ["sharedText:string=hello", "counter:int=7"])

@@ -48,7 +48,9 @@ struct FanoutNamespaceTests {
                 in: chain.views, name: "views\(index)",
                 [statebus, "load", "--control", endpoint, "--object", "Counter", "--views", "\(Self.viewsPerRelay)", "--report-ms", "0"])
             loads.append(load)
-            try await load.waitForLine("\(Self.viewsPerRelay) views live behind relay \(index)", timeout: .seconds(120)) { $0.hasPrefix("ready views=") }
+            try await load.waitForLine("\(Self.viewsPerRelay) views live behind relay \(index)", timeout: .seconds(120)) {
+                $0.hasPrefix("ready views=")
+            }
         }
 
         try await Self.set(count: 1, at: control, chain: chain, statebus: statebus)

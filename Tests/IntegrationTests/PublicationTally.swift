@@ -44,7 +44,9 @@ final class PublicationTally: Sendable {
                             highest.withLock { highest in
                                 if let top = highest[change.property], value < top {
                                     backwards.withLock {
-                                        $0.append("\(change.property) \(top) -> \(value) (epoch \(update.epoch), sequence \(update.sequence), write \(update.origin)#\(update.writeID))")
+                                        $0.append(
+                                            "\(change.property) \(top) -> \(value) (epoch \(update.epoch), sequence \(update.sequence), write \(update.origin)#\(update.writeID))"
+                                        )
                                     }
                                 } else {
                                     highest[change.property] = value

@@ -8,7 +8,9 @@ import ZeroMQ
 /// `relay`, the relay lists its own views.
 @Suite("Relays with keys")
 struct RelayKeysTests {
-    @Test("a view the relay admits reads and writes through it; a view it does not list is refused; a relay key without the relay role is refused by the host")
+    @Test(
+        "a view the relay admits reads and writes through it; a view it does not list is refused; a relay key without the relay role is refused by the host"
+    )
     func keysOnBothSides() async throws {
         try await withTestSystem { system in
             let keys = try TestKeys(folder: system.folder)

@@ -54,7 +54,8 @@ struct RelayProcessTests {
         let relayed = try NodeProcess(
             executable: statebus, arguments: ["watch", "--json", "--edits", "--control", secondRelay, "--object", "Counter"], name: "relayed view")
         defer { relayed.terminate() }
-        let direct = try NodeProcess(executable: statebus, arguments: ["watch", "--json", "--control", hostControl, "--object", "Counter"], name: "direct view")
+        let direct = try NodeProcess(
+            executable: statebus, arguments: ["watch", "--json", "--control", hostControl, "--object", "Counter"], name: "direct view")
         defer { direct.terminate() }
         let views = [relayed, direct]
         try await Self.waitForBoth(views, after: [0, 0], #""count":0,"label":"fixed""#, "the host's first state")
@@ -80,7 +81,8 @@ struct RelayProcessTests {
         try await relayed.waitForLine("the refused edit's answer", after: refusedMark, timeout: .seconds(60)) {
             $0.contains(#""event":"write""#) && $0.contains(#""accepted":false"#)
         }
-        #expect(relayed.output.suffix(from: refusedMark).contains { $0.contains("readOnly") || $0.contains("read-only") }, "\(relayed.output.suffix(3))")
+        #expect(
+            relayed.output.suffix(from: refusedMark).contains { $0.contains("readOnly") || $0.contains("read-only") }, "\(relayed.output.suffix(3))")
 
         // The host killed and started again (a new epoch): both relays join again, their
         // view resynchronises through them, and the new host's changes reach both views.

@@ -29,7 +29,12 @@ struct WriteOrderTests {
         let client = try RawClient(context: context, endpoint: first.controlEndpoint)
         defer { client.socket.close() }
         try client.hello()
-        let accepted = try #require(try { try client.send(Self.write(1, id: 1)); return try client.reply() }()).writeReply
+        let accepted = try #require(
+            try {
+                try client.send(Self.write(1, id: 1))
+                return try client.reply()
+            }()
+        ).writeReply
         #expect(accepted.accepted)
         first.stop()
 
@@ -46,7 +51,12 @@ struct WriteOrderTests {
         #expect(second.value(of: "counter", in: "SharedData") == expected, "a write on a connection that never said hello was applied")
 
         try client.hello()
-        let applied = try #require(try { try client.send(Self.write(2, id: 2)); return try client.reply() }()).writeReply
+        let applied = try #require(
+            try {
+                try client.send(Self.write(2, id: 2))
+                return try client.reply()
+            }()
+        ).writeReply
         #expect(applied.accepted, "refused after the hello: \(applied.rejection.message)")
         let two: Value = .int(2)
         #expect(second.value(of: "counter", in: "SharedData") == two)

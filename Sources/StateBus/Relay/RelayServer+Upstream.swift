@@ -338,7 +338,9 @@ extension RelayServer {
             let expired = forwarded.filter { $0.value.deadline <= now }
             for key in expired.keys { forwarded[key] = nil }
             counters.expiredWrites.add(expired.count, ordering: .relaxed)
-            logger.warning("\(expired.count) forwarded writes got no answer from upstream within \(configuration.forwardedWriteTimeout); their views time them out")
+            logger.warning(
+                "\(expired.count) forwarded writes got no answer from upstream within \(configuration.forwardedWriteTimeout); their views time them out"
+            )
         }
         expireParked(now: now)
     }

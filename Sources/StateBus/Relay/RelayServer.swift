@@ -367,7 +367,8 @@ final class RelayServer {
     private func park(_ request: Statebus_V1_Request, from identity: [UInt8], deadline: ContinuousClock.Instant) {
         if parked.count >= configuration.maxParkedRequests {
             let oldest = parked.removeFirst()
-            expire(oldest, reason: "\(configuration.maxParkedRequests) requests wait for this relay to catch up (RelayConfiguration.maxParkedRequests)")
+            expire(
+                oldest, reason: "\(configuration.maxParkedRequests) requests wait for this relay to catch up (RelayConfiguration.maxParkedRequests)")
         }
         parked.append(ParkedRequest(identity: identity, request: request, deadline: deadline))
     }
@@ -376,7 +377,8 @@ final class RelayServer {
         counters.expiredRequests.add(1, ordering: .relaxed)
         reply(
             to: request.identity, requestID: request.request.requestID,
-            error: StateBusError(.other, "the relay has not caught up with its upstream at \(configuration.upstreamControlEndpoint): \(reason); asking again is safe"))
+            error: StateBusError(
+                .other, "the relay has not caught up with its upstream at \(configuration.upstreamControlEndpoint): \(reason); asking again is safe"))
     }
 
     /// Handles the waiting requests again: those the relay can answer now are answered.

@@ -47,7 +47,8 @@ public final class StateRelay: Sendable {
         self.loop = loop
         controlEndpoint = endpoints.0
         updatesEndpoint = endpoints.1
-        configuration.logger.info("relay started", metadata: ["control": "\(controlEndpoint)", "upstream": "\(configuration.upstreamControlEndpoint)"])
+        configuration.logger.info(
+            "relay started", metadata: ["control": "\(controlEndpoint)", "upstream": "\(configuration.upstreamControlEndpoint)"])
     }
 
     deinit { loop.shutdown() }

@@ -57,7 +57,10 @@ struct FanoutBench {
             let count = views / loadProcesses + (index < views % loadProcesses ? 1 : 0)
             loads.append(
                 try workers.startCommand(
-                    ["load", "--control", endpoint, "--object", ViewWorkers.object, "--views", "\(count)", "--report-ms", "0", "--start-timeout", "180"],
+                    [
+                        "load", "--control", endpoint, "--object", ViewWorkers.object, "--views", "\(count)", "--report-ms", "0", "--start-timeout",
+                        "180"
+                    ],
                     name: "views \(index)"))
         }
         for load in loads {
@@ -81,7 +84,9 @@ struct FanoutBench {
         mark = host.lineCount
         host.send(line: "publish \(updates)")
         let published = try await WorkerGroup.line("published", from: host, after: mark, timeout: .seconds(600))
-        guard let last = published.uint("last"), let started = published.uint("start") else { throw BenchError("the host did not say what it published") }
+        guard let last = published.uint("last"), let started = published.uint("start") else {
+            throw BenchError("the host did not say what it published")
+        }
         var slowest: UInt64 = started
         for load in loads {
             let mark = load.lineCount
