@@ -17,7 +17,8 @@ struct LoadCommand: AsyncParsableCommand {
             process of its own; views share I/O threads (--views-per-thread). Prints \
             "ready views=N elapsed-ms=…" once every view is live, then a status line every \
             --report-ms ("status live=… stale=… syncing=… min-sequence=… max-sequence=… \
-            resyncs=…"), and a last one on SIGINT or SIGTERM. Exits 1 when the views are not \
+            resyncs=… gaps=… reconnects=…"; a resync follows a sequence gap or a reconnection), \
+            and a last one on SIGINT or SIGTERM. Exits 1 when the views are not \
             all live within --start-timeout. Lines read on standard input: "wait SEQ" prints \
             "reached sequence=SEQ at=NS" once every view has applied sequence SEQ (NS: \
             CLOCK_MONOTONIC nanoseconds); "all STATE" (live, stale, syncing, connecting) prints \
@@ -114,6 +115,8 @@ struct LoadCommand: AsyncParsableCommand {
         var minimum = UInt64.max
         var maximum: UInt64 = 0
         var resyncs = 0
+        var gaps = 0
+        var reconnects = 0
         for replica in replicas {
             switch replica.connectionState {
             case .live: live += 1
@@ -123,9 +126,13 @@ struct LoadCommand: AsyncParsableCommand {
             let sequence = replica.sequence
             minimum = min(minimum, sequence)
             maximum = max(maximum, sequence)
-            resyncs += max(0, replica.statistics.appliedSnapshots - 1)
+            let statistics = replica.statistics
+            resyncs += max(0, statistics.appliedSnapshots - 1)
+            gaps += statistics.sequenceGaps
+            reconnects += statistics.reconnections
         }
-        return "status live=\(live) stale=\(stale) syncing=\(syncing) min-sequence=\(minimum) max-sequence=\(maximum) resyncs=\(resyncs)"
+        return
+            "status live=\(live) stale=\(stale) syncing=\(syncing) min-sequence=\(minimum) max-sequence=\(maximum) resyncs=\(resyncs) gaps=\(gaps) reconnects=\(reconnects)"
     }
 
     /// Answers `wait SEQ` lines from standard input once every view has applied SEQ, and

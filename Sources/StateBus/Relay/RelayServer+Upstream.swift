@@ -322,6 +322,10 @@ extension RelayServer {
             if let interval = upstreamWelcome.map({ Duration.milliseconds(Int($0.heartbeatIntervalMs)) }), interval > .zero,
                 now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale
             {
+                // Silence is the upstream's only when nothing waits to be read: after this
+                // process was starved of CPU, this timer can run before what did arrive.
+                upstreamUpdatesReadable()
+                guard now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale, phase == .live else { return }
                 rejoinUpstream(because: "nothing heard for \(now - lastHeard)")
                 return
             }

@@ -133,7 +133,10 @@ public final class Replica: Sendable {
     public var statistics: ReplicaStatistics {
         ReplicaStatistics(
             appliedUpdates: shared.appliedUpdates.load(ordering: .relaxed),
-            appliedSnapshots: shared.appliedSnapshots.load(ordering: .relaxed)
+            appliedSnapshots: shared.appliedSnapshots.load(ordering: .relaxed),
+            sequenceGaps: shared.sequenceGaps.load(ordering: .relaxed),
+            reconnections: shared.reconnections.load(ordering: .relaxed),
+            restartedJoins: shared.restartedJoins.load(ordering: .relaxed)
         )
     }
 
@@ -314,6 +317,17 @@ public struct ReplicaStatistics: Sendable, Hashable {
     public var appliedUpdates: Int
     /// Snapshots applied: 1 after the join, one more per resynchronisation.
     public var appliedSnapshots: Int
+    /// Why resynchronisations happened, part 1: sequence gaps seen on the updates stream.
+    /// The host dropped publications for this replica because it was slower than the host's
+    /// subscriber queue allows (``HostLimits/subscriberQueueBytes``), or a heartbeat
+    /// announced a sequence this replica never received.
+    public var sequenceGaps: Int
+    /// Why resynchronisations happened, part 2: connections made again after the first: no
+    /// heartbeat for too long, a new host epoch, or the host not knowing the connection.
+    public var reconnections: Int
+    /// Joins started again because updates that arrived during the join passed
+    /// ``ReplicaLimits/maxJoinBufferBytes``.
+    public var restartedJoins: Int
 }
 
 /// Hands the engine, made on the loop thread, to the replica. Set once on the loop thread,

@@ -48,6 +48,8 @@ final class ReplicaClient {
     private var silentReconnects = 0
     /// Whether the view was marked stale while it waits to reconnect.
     private var reportedStale = false
+    /// Whether `connect()` ran before: later calls are reconnections (counted).
+    private var connectedBefore = false
     private var phaseStarted = ContinuousClock.now
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
@@ -76,6 +78,8 @@ final class ReplicaClient {
     /// Opens the control socket and says hello.
     func connect() {
         guard !closed else { return }
+        if connectedBefore { shared.reconnections.add(1, ordering: .relaxed) }
+        connectedBefore = true
         reportedStale = false
         tearDownSockets()
         do throws(RuntimeFolderError) {
@@ -449,6 +453,7 @@ final class ReplicaClient {
             return false
         case .gap(let have, let next):
             logger.info("sequence gap (have \(have), got \(next.sequence)); resynchronising")
+            shared.sequenceGaps.add(1, ordering: .relaxed)
             resync(keeping: next)
             return false
         }
@@ -480,6 +485,7 @@ final class ReplicaClient {
         let current = shared.inner.withLock { $0.state.sequence }
         if announced.sequence > current {
             logger.info("missed updates up to \(announced.sequence) (have \(current)); resynchronising")
+            shared.sequenceGaps.add(1, ordering: .relaxed)
             resync()
         }
     }
@@ -510,6 +516,10 @@ final class ReplicaClient {
             let silence = interval * configuration.missedHeartbeatsBeforeStale
             if phase == .live, now - phaseStarted > silence * 8 { silentReconnects = 0 }
             guard now - lastHeard > silence else { return }
+            // Silence is the host's only when nothing waits to be read: after this process
+            // was starved of CPU, this timer can run before the updates that did arrive.
+            updatesReadable()
+            guard now - lastHeard > silence, !closed, phase == .live || phase == .awaitingJoin else { return }
             // Stale at once (the documented time); the reconnection waits longer after
             // reconnections in a row, and a late heartbeat meanwhile makes the view live again.
             if !reportedStale {

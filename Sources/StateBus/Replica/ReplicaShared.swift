@@ -29,6 +29,11 @@ final class ReplicaShared: Sendable {
     let appliedSnapshots = Atomic<Int>(0)
     /// Joins started again because the join buffer passed ``ReplicaLimits/maxJoinBufferBytes``.
     let restartedJoins = Atomic<Int>(0)
+    /// Sequence gaps seen on the updates stream (a batch after a missing one, or a heartbeat
+    /// announcing a sequence the replica never received).
+    let sequenceGaps = Atomic<Int>(0)
+    /// Connections made again after the first (silence, a new host epoch, a lost hello).
+    let reconnections = Atomic<Int>(0)
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {

@@ -19,11 +19,12 @@ extension BenchRunner {
                 let outcome = try await FanoutBench(
                     views: arrangement.views, relays: arrangement.relays, loadProcesses: relays, updates: plan.fanoutUpdates, churn: plan.joinChurn
                 ).run()
+                let clean = outcome.resyncs.resyncs == 0
                 report.check(
-                    "fanout.\(arrangement.key)", outcome.resyncs == 0,
-                    outcome.resyncs == 0
+                    "fanout.\(arrangement.key)", clean,
+                    clean
                         ? "all \(arrangement.views) views joined during the churn without a gap and applied every update"
-                        : "\(outcome.resyncs) views resynchronised (a gap) during the join storm or the run")
+                        : "views resynchronised: during the join storm \(outcome.joinResyncs), by the end of the run \(outcome.resyncs)")
                 outcomes[arrangement.key] = outcome
             } catch {
                 report.check("fanout.\(arrangement.key)", false, "\(error)")

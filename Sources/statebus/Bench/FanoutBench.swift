@@ -17,9 +17,21 @@ import StateBusLaunch
 struct FanoutBench {
     struct Outcome: Sendable {
         var joinNanoseconds: Double
-        var resyncs: Int
+        /// Resynchronisations (and their causes) by the end of the join storm.
+        var joinResyncs: Resyncs
+        /// Resynchronisations by the end of the run (the join storm's included).
+        var resyncs: Resyncs
         var slowestRate: Double
         var hostCPUPerUpdate: Double
+    }
+
+    /// What the views' `status` lines add up to: resyncs, and the gaps and reconnections
+    /// behind them.
+    struct Resyncs: Sendable, CustomStringConvertible {
+        var resyncs = 0
+        var gaps = 0
+        var reconnects = 0
+        var description: String { "\(resyncs) resyncs (\(gaps) sequence gaps, \(reconnects) reconnections)" }
     }
 
     let views: Int
@@ -68,6 +80,7 @@ struct FanoutBench {
         }
         let joined = ContinuousClock.now - start
         host.send(line: "churn 0")
+        let joinResyncs = try await Self.resyncs(of: loads)
 
         // What the host spends idle with these views connected (heartbeats, timers), to take
         // out of its CPU time over the run: the run lasts as long as the slowest view takes.
@@ -99,20 +112,29 @@ struct FanoutBench {
         mark = host.lineCount
         host.send(line: "cpu")
         let after = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
-        var resyncs = 0
-        for load in loads {
-            let mark = load.lineCount
-            load.send(line: "status")
-            let line = try await load.waitForLine("\(load.name) status", after: mark, timeout: .seconds(60)) { $0.hasPrefix("status ") }
-            resyncs += Self.field("resyncs", in: line).flatMap { Int($0) } ?? 0
-        }
+        let resyncs = try await Self.resyncs(of: loads)
         let elapsed = Double((after.uint("at") ?? 0) &- (before.uint("at") ?? 0))
         let cpu = max(0, Double((after.uint("ns") ?? 0) &- (before.uint("ns") ?? 0)) - idleRate * elapsed)
         return Outcome(
             joinNanoseconds: Double(joined.components.seconds) * 1e9 + Double(joined.components.attoseconds) / 1e9,
+            joinResyncs: joinResyncs,
             resyncs: resyncs,
             slowestRate: Double(updates) / (Double(slowest - started) / 1e9),
             hostCPUPerUpdate: cpu / Double(updates))
+    }
+
+    /// Asks every load process for a status line and adds up its resyncs.
+    static func resyncs(of loads: [NodeProcess]) async throws -> Resyncs {
+        var total = Resyncs()
+        for load in loads {
+            let mark = load.lineCount
+            load.send(line: "status")
+            let line = try await load.waitForLine("\(load.name) status", after: mark, timeout: .seconds(60)) { $0.hasPrefix("status ") }
+            total.resyncs += field("resyncs", in: line).flatMap { Int($0) } ?? 0
+            total.gaps += field("gaps", in: line).flatMap { Int($0) } ?? 0
+            total.reconnects += field("reconnects", in: line).flatMap { Int($0) } ?? 0
+        }
+        return total
     }
 
     /// CPU nanoseconds per wall nanosecond between two `cpu` lines.
