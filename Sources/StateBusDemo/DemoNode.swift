@@ -42,7 +42,8 @@ public enum DemoNode {
     /// every change (each line prefixed with `[name]`), and applies each command line.
     ///
     /// Commands: for the shared text, any line sets the text. For the profile:
-    /// `username NAME`, `email ADDRESS`, `toggle`, `retry`, `dismiss`.
+    /// `username NAME`, `email ADDRESS`, `toggle`, `retry`, `dismiss`, and `rename NAME`,
+    /// which calls the host's ``ProfileViewModel/rename(to:)`` action.
     /// - Parameters:
     ///   - app: which model.
     ///   - screen: what a profile node shows (ignored for the shared text).
@@ -73,7 +74,7 @@ public enum DemoNode {
     }
 
     /// Applies one profile command through bindings, as the SwiftUI views would.
-    static func apply(_ line: String, to profile: ProfileViewModel, output: (String) -> Void) {
+    static func apply(_ line: String, to profile: ProfileViewModel, output: @escaping @MainActor (String) -> Void) {
         let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
         let bindings = Bindable(profile)
         switch (parts.first, parts.count) {
@@ -82,7 +83,18 @@ public enum DemoNode {
         case ("toggle", 1): bindings.isNotificationEnabled.wrappedValue.toggle()
         case ("retry", 1): profile.connection.retryLastWrite()
         case ("dismiss", 1): profile.connection.dismissWriteError()
-        default: output("unknown command '\(line)': use username NAME, email ADDRESS, toggle, retry or dismiss")
+        case ("rename", 2):
+            // An action: runs on the host, and returns once this view holds its change.
+            let name = parts[1]
+            Task {
+                do {
+                    let previous = try await profile.rename(to: name)
+                    output("renamed '\(previous)' to '\(name)' on the host")
+                } catch {
+                    output("rename refused: \(error)")
+                }
+            }
+        default: output("unknown command '\(line)': use username NAME, email ADDRESS, toggle, retry, dismiss or rename NAME")
         }
     }
 

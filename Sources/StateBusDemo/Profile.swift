@@ -43,6 +43,37 @@ public final class ProfileViewModel {
     public func didCommit(_ properties: Set<String>) {
         committedChanges += properties.count
     }
+
+    /// Reloads the profile on the host (what a view's reload button calls): `isLoading` is
+    /// on while it runs and any earlier `error` is cleared. Returns the user loaded.
+    @Action public func loadUser() async throws -> User {
+        isLoading = true
+        error = nil
+        let loaded = user
+        isLoading = false
+        return loaded
+    }
+
+    /// Renames the user on the host, refusing a blank name; returns the previous name.
+    @Action public func rename(to username: String) async throws -> String {
+        guard !username.allSatisfy(\.isWhitespace) else { throw ProfileError.blankUsername }
+        let previous = user.username
+        user.username = username
+        return previous
+    }
+}
+
+/// Why the profile's host refused an action.
+public enum ProfileError: Error, CustomStringConvertible {
+    /// ``ProfileViewModel/rename(to:)`` was given an empty or blank name.
+    case blankUsername
+
+    /// What was wrong and what to do.
+    public var description: String {
+        switch self {
+        case .blankUsername: "a username cannot be blank: give at least one visible character"
+        }
+    }
 }
 
 /// Shows the profile.

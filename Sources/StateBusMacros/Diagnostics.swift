@@ -8,6 +8,10 @@ enum SharedModelDiagnostic: String, DiagnosticMessage {
     case missingType
     case missingDefault
     case unsupportedPattern
+    case actionNotAMethod
+    case actionNotAsyncThrows
+    case actionGeneric
+    case actionStatic
 
     var message: String {
         switch self {
@@ -23,6 +27,14 @@ enum SharedModelDiagnostic: String, DiagnosticMessage {
             "a synced property needs a default value (for example '= 0'): it is the host's starting value and every view's value before it joins"
         case .unsupportedPattern:
             "declare one synced property per 'var', with a plain name"
+        case .actionNotAMethod:
+            "@Action applies to a method with a body, in a @SharedModel class"
+        case .actionNotAsyncThrows:
+            "an @Action method must be 'async throws': on a view it is a call to the host, which takes time and can fail (refused, timed out, or the action threw)"
+        case .actionGeneric:
+            "an @Action method cannot be generic: the host and views must agree on one Codable type per argument and result"
+        case .actionStatic:
+            "an @Action method must be an instance method: it runs on the host's model object"
         }
     }
 

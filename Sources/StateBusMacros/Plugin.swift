@@ -7,6 +7,7 @@ struct StateBusMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
         SharedModelMacro.self,
         SharedPropertyMacro.self,
-        MarkerMacro.self
+        MarkerMacro.self,
+        ActionMacro.self
     ]
 }

@@ -41,6 +41,17 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             }
         }
 
+        var actions: [ActionMethod] = []
+        for member in classDecl.memberBlock.members {
+            // Problems with an action are reported by @Action itself, on the method.
+            guard let function = member.decl.as(FunctionDeclSyntax.self), ActionMethod.isAction(function),
+                case .success(let action) = ActionMethod.read(function)
+            else { continue }
+            actions.append(action)
+        }
+        let actionDefinitions = actions.map(\.definition).joined(separator: ",\n            ")
+        let performCases = actions.map(\.performCase).joined(separator: "\n")
+
         let objectName: String = {
             if case .argumentList(let arguments)? = node.arguments,
                 let literal = arguments.first?.expression.as(StringLiteralExprSyntax.self)
@@ -106,6 +117,8 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             \(raw: access)nonisolated static var objectDefinition: StateBus.ObjectDefinition {
                 StateBus.ObjectDefinition(objectName, properties: [
                     \(raw: definitions)
+                ], actions: [
+                    \(raw: actionDefinitions)
                 ])
             }
             """,
@@ -120,6 +133,15 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
                 var values: [String: StateBusWire.Value] = [:]
                 \(raw: encodes)
                 return values
+            }
+            """,
+            """
+            \(raw: access)func _$perform(_ _action: String, _ _arguments: [StateBusWire.Value]) async throws -> StateBusWire.Value {
+                switch _action {
+                \(raw: performCases)
+                default:
+                    throw StateBus.StateBusError(.unknownAction, "'\\(Self.objectName)' has no action '\\(_action)'", object: Self.objectName)
+                }
             }
             """,
             """

@@ -32,6 +32,10 @@ public struct HostConfiguration: Sendable {
     /// The most connections the host keeps state for (default 100,000); the longest silent
     /// ones without a backlog are forgotten first.
     public var maxClients: Int = 100_000
+    /// The most action calls (``Action()``) running at once (default 256). A call past it is
+    /// refused with `overloaded` and never runs; the caller may try again later. An action
+    /// that never returns holds its place, so this also bounds what such actions can cost.
+    public var maxRunningCalls: Int = 256
     /// The bounds on property, object, publication, subscriber-queue and subscription sizes
     /// (see ``HostLimits`` for each default and what happens at it).
     public var limits = HostLimits()

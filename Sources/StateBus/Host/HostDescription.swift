@@ -28,6 +28,9 @@ public struct HostDescription: Sendable {
     public let updatesEndpoint: String
     /// Each object's properties, by object name.
     public let objects: [String: [Property]]
+    /// Each object's actions (the methods views may call), by object name; objects
+    /// without actions are absent.
+    public let actions: [String: [ActionDefinition]]
 
     /// Asks a host for its welcome.
     /// - Parameters:
@@ -73,12 +76,15 @@ public struct HostDescription: Sendable {
                     + (security == nil ? " (a host with keys answers only --key/--host-key)" : " Are this key authorized and the host key right?"))
         }
         var objects: [String: [Property]] = [:]
+        var actions: [String: [ActionDefinition]] = [:]
         for object in welcome.objects {
             objects[object.name] = object.properties.map {
                 Property(name: $0.name, kind: ValueKind(wire: $0.kind), typeName: $0.typeName, isWritable: $0.writable, isPersisted: $0.persisted)
             }
+            if !object.actions.isEmpty { actions[object.name] = object.actions.map(ActionDefinition.init(wire:)) }
         }
-        return HostDescription(name: welcome.hostName, epoch: welcome.epoch, updatesEndpoint: welcome.updatesEndpoint, objects: objects)
+        return HostDescription(
+            name: welcome.hostName, epoch: welcome.epoch, updatesEndpoint: welcome.updatesEndpoint, objects: objects, actions: actions)
     }
 }
 

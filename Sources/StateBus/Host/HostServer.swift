@@ -27,7 +27,7 @@ final class HostServer {
     /// The answers given to recent writes, so a write sent again is not applied twice.
     private var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
-    private var clients: ClientTable
+    var clients: ClientTable
     /// The last sequence published per object, which heartbeats announce.
     private var publishedSequences: [String: UInt64] = [:]
     /// Each object's sequence when the server started (what a snapshot served before any
@@ -39,7 +39,15 @@ final class HostServer {
     private let subscriptionGate: SubscriptionGate
     /// CURVE, the ZAP handler and authorization by role, when the host has keys.
     let keyGuard: HostGuard?
-    private var logger: Logger { configuration.logger }
+    var logger: Logger { configuration.logger }
+    /// The objects served, by name (their actions, for calls).
+    let definitions: [String: ObjectDefinition]
+    /// The code that runs each model-served object's actions.
+    let actions: ActionHandlers
+    /// Calls whose action is running (at most ``HostConfiguration/maxRunningCalls``).
+    var runningCalls = 0
+    /// This server as seen from other threads: a running call's task comes back through it.
+    private(set) var onLoop: LoopBound<WeakReference<HostServer>>!
 
     /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
     /// recurse deeply.
@@ -49,12 +57,17 @@ final class HostServer {
         return options
     }()
 
-    init(thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], configuration: HostConfiguration, counters: HostCounters) throws {
+    init(
+        thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], actions: ActionHandlers, configuration: HostConfiguration,
+        counters: HostCounters
+    ) throws {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
         restoredSequences = state.inner.withLock { inner in inner.stores.mapValues(\.sequence) }
         objectNames = objects.map(\.name)
+        definitions = Dictionary(objects.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.actions = actions
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         self.state = state
         self.configuration = configuration
@@ -106,6 +119,7 @@ final class HostServer {
 
         // The commit thread wakes the loop when a transaction finished.
         let server = LoopBound(WeakReference(self), on: thread)
+        onLoop = server
         commitPipeline = CommitPipeline(truth: state, persistence: persistence) {
             _ = server.loop.execute { _ in server.value.object?.publishPending() }
         }
@@ -313,13 +327,15 @@ final class HostServer {
             pong.epoch = state.epoch
             reply.pong = pong
             send(reply, to: identity, requestID: request.requestID)
+        case .call(let call):
+            handleCall(call, from: identity, requestID: request.requestID)
         case .goodbye:
             break
         case .none:
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, ping or goodbye)"))
         }
     }
 
@@ -327,6 +343,10 @@ final class HostServer {
     /// it back), anything else with an error.
     private func refuse(_ request: Statebus_V1_Request, _ error: StateBusError, to identity: [UInt8]) {
         counters.forbiddenRequests.add(1, ordering: .relaxed)
+        if case .call(let call) = request.body {
+            answerCall(call.callID, with: .failure(error), to: identity, requestID: request.requestID)
+            return
+        }
         guard case .write(let write) = request.body else {
             reply(to: identity, requestID: request.requestID, error: error)
             return
@@ -443,7 +463,7 @@ final class HostServer {
     /// take it now (never dropped while the client is there).
     /// - Returns: `false` when it did not go out now (queued, or the client is gone).
     @discardableResult
-    private func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
+    func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
         var reply = reply
         reply.protocolVersion = StateBusProtocol.version
         reply.requestID = requestID
@@ -674,9 +694,9 @@ final class HostServer {
     }
 }
 
-/// A reference that does not keep its object alive (the commit thread's way back to the
-/// server, which must not keep a stopped host's server).
-private final class WeakReference<Object: AnyObject> {
+/// A reference that does not keep its object alive (the commit thread's and running calls'
+/// way back to the server, which must not keep a stopped host's server).
+final class WeakReference<Object: AnyObject> {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
 }

@@ -33,10 +33,20 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Requests refused with `forbidden`: a write outside the key's role, a view id of
     /// another key, or a key removed from the authorized keys file.
     public var forbiddenRequests: Int = 0
+    /// Action calls whose action started running.
+    public var callsStarted: Int = 0
+    /// Calls whose action returned (and was answered with its result).
+    public var callsSucceeded: Int = 0
+    /// Calls whose action threw, or whose result was too large to send.
+    public var callsFailed: Int = 0
+    /// Calls refused before running: unknown object or action, wrong argument count, a
+    /// connection that did not say hello, a key that may not write the object, or too many
+    /// calls running (``HostConfiguration/maxRunningCalls``).
+    public var callsRefused: Int = 0
 
     /// One line with every counter.
     public var description: String {
-        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients) refusedSubscriptions=\(refusedSubscriptions) refusedHandshakes=\(refusedHandshakes) forbidden=\(forbiddenRequests)"
+        "requests=\(requests) accepted=\(writesAccepted) rejected=\(writesRejected) bad=\(badMessages) dropped=\(droppedMessages) publications=\(publications) commits=\(persistenceCommits) duplicates=\(duplicateWrites) droppedClients=\(droppedClients) refusedSubscriptions=\(refusedSubscriptions) refusedHandshakes=\(refusedHandshakes) forbidden=\(forbiddenRequests) calls=\(callsStarted) callsSucceeded=\(callsSucceeded) callsFailed=\(callsFailed) callsRefused=\(callsRefused)"
     }
 }
 
@@ -54,6 +64,10 @@ final class HostCounters: Sendable {
     let refusedSubscriptions = Atomic<Int>(0)
     let refusedHandshakes = Atomic<Int>(0)
     let forbiddenRequests = Atomic<Int>(0)
+    let callsStarted = Atomic<Int>(0)
+    let callsSucceeded = Atomic<Int>(0)
+    let callsFailed = Atomic<Int>(0)
+    let callsRefused = Atomic<Int>(0)
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
     /// Fault injection for tests: write and other replies to drop on purpose.
@@ -72,7 +86,11 @@ final class HostCounters: Sendable {
             duplicateWrites: duplicateWrites.load(ordering: .relaxed),
             refusedSubscriptions: refusedSubscriptions.load(ordering: .relaxed),
             refusedHandshakes: refusedHandshakes.load(ordering: .relaxed),
-            forbiddenRequests: forbiddenRequests.load(ordering: .relaxed)
+            forbiddenRequests: forbiddenRequests.load(ordering: .relaxed),
+            callsStarted: callsStarted.load(ordering: .relaxed),
+            callsSucceeded: callsSucceeded.load(ordering: .relaxed),
+            callsFailed: callsFailed.load(ordering: .relaxed),
+            callsRefused: callsRefused.load(ordering: .relaxed)
         )
     }
 }

@@ -32,6 +32,8 @@ public final class StateHost: Sendable {
     let loop: IOLoop
     let engine: LoopBound<HostServer>
     let counters = HostCounters()
+    /// The code that runs the actions of objects served from models.
+    let actionHandlers = ActionHandlers()
     let logger: Logger
 
     /// Starts a host: binds its sockets and begins serving.
@@ -56,10 +58,13 @@ public final class StateHost: Sendable {
         let state = SourceOfTruth(epoch: epoch, objects: objects, limits: configuration.limits)
         let loop = try IOLoop(context: try context ?? Context(), name: "statebus-host")
         let counters = self.counters
+        let actionHandlers = self.actionHandlers
         do {
             engine = try await loop.submit { thread in
                 LoopBound(
-                    try HostServer(thread: thread, state: state, objects: objects, configuration: configuration, counters: counters), on: thread)
+                    try HostServer(
+                        thread: thread, state: state, objects: objects, actions: actionHandlers, configuration: configuration, counters: counters),
+                    on: thread)
             }
         } catch {
             loop.shutdown()
@@ -81,6 +86,7 @@ public final class StateHost: Sendable {
     /// Stops serving: closes the sockets and ends every ``changes(of:)`` sequence.
     /// Views notice through missing heartbeats. Safe to call more than once.
     public func stop() {
+        actionHandlers.removeAll()
         for feed in state.feeds.values { feed.finish() }
         loop.shutdown()
     }

@@ -29,7 +29,7 @@
 /// - Parameter name: the object's name on the bus (default: the type's name).
 @attached(
     member, names: named(init), named(_$observationRegistrar), named(_$bus), named(access), named(withMutation), named(objectName),
-    named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply))
+    named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply), named(_$perform))
 @attached(memberAttribute)
 @attached(extension, conformances: SharedModel, Observable)
 public macro SharedModel(_ name: String? = nil) = #externalMacro(module: "StateBusMacros", type: "SharedModelMacro")
@@ -65,3 +65,31 @@ public macro HostOnly() = #externalMacro(module: "StateBusMacros", type: "Marker
 /// ```
 @attached(peer)
 public macro Validate<T>(_ rule: @escaping @Sendable (T) -> String?) = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
+
+/// An action: a method of a ``SharedModel(_:)`` class that runs on the host when a view
+/// calls it, like a Qt Remote Objects slot or a ROS 2 service. On the host (and on a
+/// detached model) it is a plain method call; on a view the same call goes to the host, runs
+/// the method's body there, and returns once the view holds every change the action made to
+/// the object.
+///
+/// ```swift
+/// @MainActor @SharedModel
+/// final class TodoList {
+///     var items: [Todo] = []
+///
+///     @Action func clearCompleted() async throws -> Int {
+///         let before = items.count
+///         items.removeAll { $0.done }
+///         return before - items.count
+///     }
+/// }
+///
+/// // view process
+/// let removed = try await list.clearCompleted()
+/// ```
+///
+/// The method must be `async throws` (on a view it can be refused, time out, or the action
+/// can throw: see ``Replica/call(_:arguments:timeout:)`` for the errors), not generic, with
+/// `Codable` arguments and result. Calling an action takes the right to write the object.
+@attached(body)
+public macro Action() = #externalMacro(module: "StateBusMacros", type: "ActionMacro")

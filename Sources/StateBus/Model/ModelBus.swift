@@ -140,6 +140,44 @@ public final class ModelBus: Observable {
         if !applied.isEmpty { committed?(applied) }
     }
 
+    // MARK: Actions
+
+    /// Whether the model is a view's replica, where an action is a call to the host. Read by
+    /// the code `@Action` generates; not used by hand.
+    public var _$isReplica: Bool {
+        if case .replica = link { return true }
+        return false
+    }
+
+    /// Calls an action on the host and decodes its result (the code `@Action` generates on
+    /// a view). Returns once the model holds every change the action made.
+    public func _$call<Result: Decodable>(_ action: String, _ arguments: [Value], returning: Result.Type) async throws -> Result {
+        let value = try await call(action, arguments)
+        do {
+            return try ValueDecoder().decode(Result.self, from: value)
+        } catch {
+            throw StateBusError(
+                .typeMismatch,
+                "the host's result of \(action) does not decode as \(Result.self) (\(value)): do the host and this view declare the action alike?")
+        }
+    }
+
+    /// Calls an action that returns nothing on the host (the code `@Action` generates).
+    public func _$call(_ action: String, _ arguments: [Value]) async throws {
+        _ = try await call(action, arguments)
+    }
+
+    private func call(_ action: String, _ arguments: [Value]) async throws -> Value {
+        guard case .replica(let replica) = link else {
+            throw StateBusError(.closed, "the model is not a view's replica, so \(action) cannot be sent to a host")
+        }
+        let result = try await replica.call(action, arguments: arguments)
+        // The replica holds the action's changes; bring them into the model before
+        // returning, so the caller reads them at once.
+        pull(Set(replica.values.keys))
+        return result
+    }
+
     // MARK: Writing
 
     /// Called by the `@SharedModel` macro's generated code when a property's value does not

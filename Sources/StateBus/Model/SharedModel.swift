@@ -14,6 +14,9 @@ public protocol SharedModel: AnyObject, Observable {
     func _$values() -> [String: Value]
     /// Applies values from the other side; returns the names applied.
     func _$apply(_ values: [String: Value]) -> Set<String>
+    /// Runs an action (``Action()``) on the host: decodes the arguments, calls the method,
+    /// encodes its result.
+    func _$perform(_ action: String, _ arguments: [Value]) async throws -> Value
     /// Creates a model with every property at its default.
     init()
     /// Called on the host after changes are applied (from a view's write or the host's own
@@ -93,6 +96,23 @@ extension StateHost {
                 }
             }
             model._$bus.attach(model, to: self)
+            if !definition.actions.isEmpty {
+                // Held by the host until it stops: a view may call an action of a model that
+                // the serving code did not keep. A main-actor box is Sendable; the model, seen
+                // as `any SharedModel`, is not.
+                let served = ServedModel(model)
+                actionHandlers.register(object: definition.name) { @MainActor action, arguments in
+                    try await served.model._$perform(action, arguments)
+                }
+            }
         }
     }
+}
+
+/// A model the host serves, for the handler of its actions: a main-actor class may cross to
+/// the task that runs a call.
+@MainActor
+private final class ServedModel {
+    let model: any SharedModel
+    init(_ model: any SharedModel) { self.model = model }
 }

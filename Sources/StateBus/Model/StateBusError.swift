@@ -54,6 +54,16 @@ public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible 
         /// no keys (or the other way round), or the host's public key given is not the
         /// host's. See the message; waiting does not cure it.
         case handshakeFailed
+        /// The object has no action of that name (``Action()``), or the call's arguments do
+        /// not match its parameters.
+        case unknownAction
+        /// The action ran on the host and threw: the message is the thrown error's
+        /// description. Changes it made before throwing stay applied.
+        case actionFailed
+        /// A call's outcome is unknown: the connection to the host was replaced while it was
+        /// in flight (the host restarted, or went silent), so the action may or may not have
+        /// run. Read the state before calling again.
+        case interrupted
         /// Something else went wrong; see the message.
         case other
     }

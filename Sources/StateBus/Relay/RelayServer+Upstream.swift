@@ -79,6 +79,15 @@ extension RelayServer {
         counters.upstreamReconnects.add(1, ordering: .relaxed)
         closeUpstream()
         for (_, write) in forwarded {
+            if let callID = write.callID {
+                answerCall(
+                    callID,
+                    error: StateBusError(
+                        .interrupted,
+                        "the relay joined its upstream again (\(reason)) before the call was answered: the action may or may not have run; read the state before calling again"
+                    ), to: write.identity, requestID: write.requestID)
+                continue
+            }
             var reply = Statebus_V1_Reply()
             reply.writeReply.writeID = write.writeID
             reply.writeReply.rejection =
@@ -138,6 +147,8 @@ extension RelayServer {
             case .snapshotChunk(let chunk):
                 handleChunk(chunk, requestID: reply.requestID)
             case .writeReply(let answer):
+                passBack(answer, requestID: reply.requestID)
+            case .callReply(let answer):
                 passBack(answer, requestID: reply.requestID)
             case .error(let error):
                 let error = StateBusError(wire: error)
@@ -231,7 +242,7 @@ extension RelayServer {
     }
 
     /// Passes an upstream answer to the view that wrote.
-    private func passBack(_ answer: Statebus_V1_WriteReply, requestID: UInt64) {
+    func passBack(_ answer: Statebus_V1_WriteReply, requestID: UInt64) {
         guard let write = forwarded.removeValue(forKey: requestID) else { return }
         counters.answeredWrites.add(1, ordering: .relaxed)
         var reply = Statebus_V1_Reply()

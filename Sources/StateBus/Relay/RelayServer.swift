@@ -20,13 +20,15 @@ import ZeroMQ
 /// `notJoined`, so a view says hello again and sends its unanswered writes again, in order,
 /// before any later one is forwarded.
 final class RelayServer {
-    /// A write sent upstream and not answered yet.
+    /// A write or call sent upstream and not answered yet.
     struct ForwardedWrite {
         var identity: [UInt8]
         var requestID: UInt64
         var viewID: String
         var writeID: UInt64
         var deadline: ContinuousClock.Instant
+        /// The view's call id, when this is an action call rather than a write.
+        var callID: UInt64? = nil
     }
 
     /// A hello or snapshot request waiting for the relay to catch up.
@@ -201,6 +203,10 @@ final class RelayServer {
         }
         if let refusal = keyGuard?.refusal(for: request, from: payload) {
             counters.badMessages.add(1, ordering: .relaxed)
+            if case .call(let call) = request.body {
+                answerCall(call.callID, error: refusal, to: identity, requestID: request.requestID)
+                return
+            }
             guard case .write(let write) = request.body else {
                 reply(to: identity, requestID: request.requestID, error: refusal)
                 return
@@ -242,6 +248,8 @@ final class RelayServer {
             sendSnapshot(of: copy, to: identity, requestID: request.requestID)
         case .write(let write):
             forward(write, from: identity, requestID: request.requestID)
+        case .call(let call):
+            forward(call, from: identity, requestID: request.requestID)
         case .ping:
             var reply = Statebus_V1_Reply()
             var pong = Statebus_V1_Pong()
@@ -254,7 +262,7 @@ final class RelayServer {
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, ping or goodbye)"))
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, ping or goodbye)"))
         }
     }
 

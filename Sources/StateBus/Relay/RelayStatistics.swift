@@ -20,10 +20,12 @@ public struct RelayStatistics: Sendable, Equatable, CustomStringConvertible {
     public var badMessages: Int
     /// Hellos and snapshot requests answered with an error after waiting past their bound.
     public var expiredRequests: Int
+    /// Action calls forwarded upstream.
+    public var forwardedCalls: Int = 0
 
     /// One line, for logs.
     public var description: String {
-        "relayed \(relayedPublications) publications, forwarded \(forwardedWrites) writes (\(answeredWrites) answered, \(expiredWrites) expired), "
+        "relayed \(relayedPublications) publications, forwarded \(forwardedWrites) writes (\(answeredWrites) answered, \(expiredWrites) expired) and \(forwardedCalls) calls, "
             + "served \(servedSnapshots) snapshots, took \(upstreamSnapshots) from upstream, reconnected upstream \(upstreamReconnects) times, "
             + "\(badMessages) bad messages, \(expiredRequests) expired requests"
     }
@@ -40,6 +42,7 @@ final class RelayCounters: Sendable {
     let upstreamReconnects = Atomic<Int>(0)
     let badMessages = Atomic<Int>(0)
     let expiredRequests = Atomic<Int>(0)
+    let forwardedCalls = Atomic<Int>(0)
     /// Whether every relayed object's copy holds the upstream's current state.
     let synced = Atomic<Bool>(false)
 
@@ -53,6 +56,7 @@ final class RelayCounters: Sendable {
             upstreamSnapshots: upstreamSnapshots.load(ordering: .relaxed),
             upstreamReconnects: upstreamReconnects.load(ordering: .relaxed),
             badMessages: badMessages.load(ordering: .relaxed),
-            expiredRequests: expiredRequests.load(ordering: .relaxed))
+            expiredRequests: expiredRequests.load(ordering: .relaxed),
+            forwardedCalls: forwardedCalls.load(ordering: .relaxed))
     }
 }

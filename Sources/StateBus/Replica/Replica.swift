@@ -56,7 +56,7 @@ public final class Replica: Sendable {
         self.promise = bound
     }
 
-    private let promise: LoopBoundPromise<ReplicaClient>
+    let promise: LoopBoundPromise<ReplicaClient>
 
     deinit {
         if ownsLoop { loop.shutdown() }

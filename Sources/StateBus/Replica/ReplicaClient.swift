@@ -29,7 +29,7 @@ final class ReplicaClient {
     private var subscriber: Socket?
     /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
     var handshakeMonitor: Socket?
-    private var phase = Phase.hello
+    private(set) var phase = Phase.hello
     private var epoch: UInt64 = 0
     private var helloRequestID: UInt64 = 0
     private var snapshotRequestID: UInt64 = 0
@@ -57,8 +57,13 @@ final class ReplicaClient {
     private var sessionToken = Data()
     /// When a request last went to the host: an idle view pings so its view id stays bound.
     private var lastSent = ContinuousClock.now
-    private var closed = false
-    private var logger: Logger { configuration.logger }
+    private(set) var closed = false
+    var logger: Logger { configuration.logger }
+    /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
+    var calls = PendingCalls()
+    /// Set when the host refused this connection (`notJoined`): nothing sent on it ran, so
+    /// the next connection sends its calls again instead of reporting them interrupted.
+    var resendCallsOnReconnect = false
 
     init(thread: LoopThread, shared: ReplicaShared, object: String, controlEndpoint: String, configuration: ReplicaConfiguration) {
         self.thread = thread
@@ -80,6 +85,7 @@ final class ReplicaClient {
         guard !closed else { return }
         if connectedBefore { shared.reconnections.add(1, ordering: .relaxed) }
         connectedBefore = true
+        settleSentCalls()
         reportedStale = false
         tearDownSockets()
         do throws(RuntimeFolderError) {
@@ -170,6 +176,7 @@ final class ReplicaClient {
         tearDownSockets()
         shared.setConnection(.closed)
         shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
+        failAllCalls(StateBusError(.closed, "the replica was closed before the host answered the call", object: object))
         shared.feed.finish()
         shared.connectionFeed.finish()
         shared.progress.finish()
@@ -185,7 +192,7 @@ final class ReplicaClient {
     /// Sends a request; returns its request id, or `nil` when it could not be queued (no
     /// socket, or the socket's queue is full: the caller keeps what it must send again).
     @discardableResult
-    private func send(_ request: Statebus_V1_Request) -> UInt64? {
+    func send(_ request: Statebus_V1_Request) -> UInt64? {
         guard let dealer else { return nil }
         var request = request
         request.protocolVersion = StateBusProtocol.version
@@ -231,6 +238,7 @@ final class ReplicaClient {
             case .welcome(let welcome): handleWelcome(welcome, requestID: reply.requestID)
             case .snapshotChunk(let chunk): handleChunk(chunk, requestID: reply.requestID)
             case .writeReply(let writeReply): handleWriteReply(writeReply)
+            case .callReply(let callReply): handleCallReply(callReply)
             case .error(let error):
                 let error = StateBusError(wire: error)
                 if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
@@ -348,6 +356,7 @@ final class ReplicaClient {
             // queued on it. Nothing was applied. A new connection and hello, and every
             // unanswered write goes again there, in order; the receipt stays open.
             logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.rejection.code)); saying hello again")
+            resendCallsOnReconnect = true
             connect()
             return
         }
@@ -495,6 +504,7 @@ final class ReplicaClient {
     private func checkLiveness() {
         guard !closed else { return }
         expireWrites()
+        expireCalls()
         flushWrites()
         let now = ContinuousClock.now
         // Well within the host's view-id lease (10 s by default), so it stays ours.
@@ -549,6 +559,11 @@ final class ReplicaClient {
     /// that, they wait). A write the socket will not take now stays queued and goes on the
     /// next call: after an answer, an expiry or a liveness tick.
     func flushWrites() {
+        sendWrites()
+        flushCalls()
+    }
+
+    private func sendWrites() {
         guard phase == .live else { return }
         let window = configuration.maxWritesInFlight
         let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }

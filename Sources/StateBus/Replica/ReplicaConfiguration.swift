@@ -27,6 +27,13 @@ public struct ReplicaConfiguration: Sendable {
     public var maxQueuedWrites: Int
     /// The same bound in bytes (an estimate of the writes' values).
     public var maxQueuedWriteBytes: Int
+    /// How long an action call (``Replica/call(_:arguments:timeout:)``) may take by default,
+    /// from the call until the view holds the action's changes (default 30 s). Past it the
+    /// call fails with `timeout`; the action may still run on the host.
+    public var callTimeout: Duration = .seconds(30)
+    /// Action calls waiting or running at once (default 1,000); a call past it fails at once
+    /// with `overloaded` and is not sent.
+    public var maxCallsInFlight: Int = 1_000
     /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
     public var limits = ReplicaLimits()
     /// CURVE keys, for a host that has them (``HostSecurity``); `nil` (the default): none,

@@ -32,6 +32,8 @@ final class ReplicaShared: Sendable {
     /// Sequence gaps seen on the updates stream (a batch after a missing one, or a heartbeat
     /// announcing a sequence the replica never received).
     let sequenceGaps = Atomic<Int>(0)
+    /// The next action call's id (``Replica/call(_:arguments:timeout:)``).
+    let nextCallID = Atomic<UInt64>(1)
     /// Connections made again after the first (silence, a new host epoch, a lost hello).
     let reconnections = Atomic<Int>(0)
 

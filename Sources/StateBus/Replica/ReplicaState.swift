@@ -256,6 +256,13 @@ struct ReplicaState: Sendable {
         return unsent
     }
 
+    /// Whether some write waits to be sent: action calls wait behind it, so a call never
+    /// overtakes a write made before it. (Every pending write below `nextUnsentID` is sent.)
+    var hasUnsentWrites: Bool {
+        guard let last = pending.last else { return false }
+        return last.id >= nextUnsentID
+    }
+
     /// Marks one write unsent again: the socket would not take it now.
     mutating func markUnsent(_ writeID: UInt64) {
         guard let index = indexOfPending(writeID), pending[index].inFlight else { return }

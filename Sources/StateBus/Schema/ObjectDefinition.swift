@@ -1,20 +1,26 @@
 import StateBusWire
 
-/// A shared object a host serves: its name and its synced properties.
+/// A shared object a host serves: its name, its synced properties and its actions.
 public struct ObjectDefinition: Sendable {
     /// The object's name, unique per host; views bind it by this name.
     public let name: String
     /// The synced properties, in declaration order.
     public let properties: [PropertyDefinition]
+    /// The methods views may call (``Action()``), in declaration order.
+    public let actions: [ActionDefinition]
     let propertyIndex: [String: Int]
 
     /// Declares an object.
     /// - Parameters:
     ///   - name: the object's name.
     ///   - properties: its synced properties; names must be unique.
-    public init(_ name: String, properties: [PropertyDefinition]) {
+    ///   - actions: its actions; names must be unique. A host runs them only for an object
+    ///     served from a model (``StateHost/init(serving:configuration:)``); otherwise a
+    ///     call is answered `unknownAction`.
+    public init(_ name: String, properties: [PropertyDefinition], actions: [ActionDefinition] = []) {
         self.name = name
         self.properties = properties
+        self.actions = actions
         var index: [String: Int] = [:]
         for (position, property) in properties.enumerated() where index[property.name] == nil {
             index[property.name] = position
@@ -25,6 +31,11 @@ public struct ObjectDefinition: Sendable {
     /// The property of that name, if the object has one.
     public func property(named name: String) -> PropertyDefinition? {
         propertyIndex[name].map { properties[$0] }
+    }
+
+    /// The action of that name, if the object has one.
+    public func action(named name: String) -> ActionDefinition? {
+        actions.first { $0.name == name }
     }
 
     /// The object's default state.

@@ -179,6 +179,18 @@ final class HostGuard {
                     object: write.object)
             }
             return nil
+        case .call(let call):
+            // An action may change anything of its object: calling it needs the right to
+            // write the object, as a write does.
+            if entry.role == .relay { return nil }
+            if let refusal = claim(viewID: call.viewID, for: entry) { return refusal }
+            guard entry.role.mayWrite(call.object) else {
+                return StateBusError(
+                    .forbidden,
+                    "key '\(entry.name)' has the role \(entry.role) in the host's authorized keys: it may not call actions of '\(call.object)' (that needs the right to write it)",
+                    object: call.object)
+            }
+            return nil
         default:
             return nil
         }

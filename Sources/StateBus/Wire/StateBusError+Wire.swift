@@ -20,6 +20,10 @@ extension StateBusError.Code {
         case .notJoined: self = .notJoined
         case .viewIDInUse: self = .viewIDInUse
         case .forbidden: self = .forbidden
+        case .unknownAction: self = .unknownAction
+        case .actionFailed: self = .actionFailed
+        case .overloaded: self = .overloaded
+        case .interrupted: self = .interrupted
         default: self = .other
         }
     }
@@ -40,7 +44,11 @@ extension StateBusError.Code {
         case .notJoined: .notJoined
         case .viewIDInUse: .viewIDInUse
         case .forbidden: .forbidden
-        case .closed, .timeout, .overloaded, .unsafeEndpoint, .handshakeFailed, .other: .unspecified
+        case .unknownAction: .unknownAction
+        case .actionFailed: .actionFailed
+        case .overloaded: .overloaded
+        case .interrupted: .interrupted
+        case .closed, .timeout, .unsafeEndpoint, .handshakeFailed, .other: .unspecified
         }
     }
 }

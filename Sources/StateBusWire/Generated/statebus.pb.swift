@@ -167,6 +167,18 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// the connection's CURVE key may not do this (its role)
   case forbidden // = 14
+
+  /// the object has no action of that name
+  case unknownAction // = 15
+
+  /// the action ran and threw; the message says what
+  case actionFailed // = 16
+
+  /// too many calls are running on the host; try again later
+  case overloaded // = 17
+
+  /// a relay lost its upstream during the call: it may or may not have run
+  case interrupted // = 18
   case UNRECOGNIZED(Int)
 
   package init() {
@@ -190,6 +202,10 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 12: self = .notJoined
     case 13: self = .viewIDInUse
     case 14: self = .forbidden
+    case 15: self = .unknownAction
+    case 16: self = .actionFailed
+    case 17: self = .overloaded
+    case 18: self = .interrupted
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -211,6 +227,10 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .notJoined: return 12
     case .viewIDInUse: return 13
     case .forbidden: return 14
+    case .unknownAction: return 15
+    case .actionFailed: return 16
+    case .overloaded: return 17
+    case .interrupted: return 18
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -232,6 +252,10 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .notJoined,
     .viewIDInUse,
     .forbidden,
+    .unknownAction,
+    .actionFailed,
+    .overloaded,
+    .interrupted,
   ]
 
 }
@@ -419,6 +443,48 @@ package nonisolated struct Statebus_V1_ObjectSchema: Sendable {
 
   package var properties: [Statebus_V1_PropertySchema] = []
 
+  /// the methods views may call (CallRequest)
+  package var actions: [Statebus_V1_ActionSchema] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// An action: a method of the object that runs on the host when a view calls it.
+package nonisolated struct Statebus_V1_ActionSchema: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var name: String = String()
+
+  /// in call order
+  package var parameters: [Statebus_V1_ActionParameter] = []
+
+  /// VALUE_KIND_ANY for structured results
+  package var resultKind: Statebus_V1_ValueKind = .any
+
+  /// the host's type; "Void" when it returns nothing
+  package var resultTypeName: String = String()
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Statebus_V1_ActionParameter: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the Swift argument label ("" for an unlabelled one)
+  package var label: String = String()
+
+  package var kind: Statebus_V1_ValueKind = .any
+
+  package var typeName: String = String()
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -476,6 +542,14 @@ package nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .ping(newValue)}
   }
 
+  package var call: Statebus_V1_CallRequest {
+    get {
+      if case .call(let v)? = body {return v}
+      return Statebus_V1_CallRequest()
+    }
+    set {body = .call(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -484,6 +558,7 @@ package nonisolated struct Statebus_V1_Request: Sendable {
     case write(Statebus_V1_WriteRequest)
     case goodbye(Statebus_V1_Goodbye)
     case ping(Statebus_V1_Ping)
+    case call(Statebus_V1_CallRequest)
 
   }
 
@@ -542,6 +617,14 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .pong(newValue)}
   }
 
+  package var callReply: Statebus_V1_CallReply {
+    get {
+      if case .callReply(let v)? = body {return v}
+      return Statebus_V1_CallReply()
+    }
+    set {body = .callReply(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -550,6 +633,7 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     case writeReply(Statebus_V1_WriteReply)
     case error(Statebus_V1_Error)
     case pong(Statebus_V1_Pong)
+    case callReply(Statebus_V1_CallReply)
 
   }
 
@@ -726,6 +810,71 @@ package nonisolated struct Statebus_V1_WriteReply: Sendable {
   package init() {}
 
   fileprivate var _rejection: Statebus_V1_Error? = nil
+}
+
+/// A view calls an action of an object (see PROTOCOL.md, "Actions").
+package nonisolated struct Statebus_V1_CallRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var object: String = String()
+
+  package var action: String = String()
+
+  /// one per parameter of the action, in order
+  package var arguments: [Statebus_V1_Value] = []
+
+  /// the caller, bound by its hello (as for a write)
+  package var viewID: String = String()
+
+  /// chosen by the view; echoed in the reply
+  package var callID: UInt64 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Statebus_V1_CallReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var callID: UInt64 = 0
+
+  package var ok: Bool = false
+
+  /// when ok: the action's result (null when it returns nothing)
+  package var result: Statebus_V1_Value {
+    get {_result ?? Statebus_V1_Value()}
+    set {_result = newValue}
+  }
+  /// Returns true if `result` has been explicitly set.
+  package var hasResult: Bool {self._result != nil}
+  /// Clears the value of `result`. Subsequent reads from it will return its default value.
+  package mutating func clearResult() {self._result = nil}
+
+  /// When ok: the object's sequence when the action returned. Once the view has applied this
+  /// sequence, it holds every change the action made to the object.
+  package var sequence: UInt64 = 0
+
+  /// when not ok
+  package var error: Statebus_V1_Error {
+    get {_error ?? Statebus_V1_Error()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  package var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  package mutating func clearError() {self._error = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _result: Statebus_V1_Value? = nil
+  fileprivate var _error: Statebus_V1_Error? = nil
 }
 
 package nonisolated struct Statebus_V1_Goodbye: Sendable {
@@ -939,7 +1088,7 @@ nonisolated extension Statebus_V1_ValueKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0\u{1}ERROR_CODE_FORBIDDEN\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0\u{1}ERROR_CODE_FORBIDDEN\0\u{1}ERROR_CODE_UNKNOWN_ACTION\0\u{1}ERROR_CODE_ACTION_FAILED\0\u{1}ERROR_CODE_OVERLOADED\0\u{1}ERROR_CODE_INTERRUPTED\0")
 }
 
 nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1255,7 +1404,7 @@ nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ObjectSchema"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0\u{1}actions\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1265,6 +1414,7 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.properties) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
       default: break
       }
     }
@@ -1277,12 +1427,101 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
     if !self.properties.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.properties, fieldNumber: 2)
     }
+    if !self.actions.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Statebus_V1_ObjectSchema, rhs: Statebus_V1_ObjectSchema) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.properties != rhs.properties {return false}
+    if lhs.actions != rhs.actions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_ActionSchema: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ActionSchema"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}parameters\0\u{3}result_kind\0\u{3}result_type_name\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.parameters) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.resultKind) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.resultTypeName) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.parameters.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.parameters, fieldNumber: 2)
+    }
+    if self.resultKind != .any {
+      try visitor.visitSingularEnumField(value: self.resultKind, fieldNumber: 3)
+    }
+    if !self.resultTypeName.isEmpty {
+      try visitor.visitSingularStringField(value: self.resultTypeName, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_ActionSchema, rhs: Statebus_V1_ActionSchema) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.parameters != rhs.parameters {return false}
+    if lhs.resultKind != rhs.resultKind {return false}
+    if lhs.resultTypeName != rhs.resultTypeName {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_ActionParameter: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ActionParameter"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}label\0\u{1}kind\0\u{3}type_name\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.label) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.typeName) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.label.isEmpty {
+      try visitor.visitSingularStringField(value: self.label, fieldNumber: 1)
+    }
+    if self.kind != .any {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
+    }
+    if !self.typeName.isEmpty {
+      try visitor.visitSingularStringField(value: self.typeName, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_ActionParameter, rhs: Statebus_V1_ActionParameter) -> Bool {
+    if lhs.label != rhs.label {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.typeName != rhs.typeName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1290,7 +1529,7 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Request"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0\u{1}call\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1365,6 +1604,19 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
           self.body = .ping(v)
         }
       }()
+      case 15: try {
+        var v: Statebus_V1_CallRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .call(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .call(v)
+        }
+      }()
       default: break
       }
     }
@@ -1402,6 +1654,10 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
       guard case .ping(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
     }()
+    case .call?: try {
+      guard case .call(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1418,7 +1674,7 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Reply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0\u{3}call_reply\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1493,6 +1749,19 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
           self.body = .pong(v)
         }
       }()
+      case 15: try {
+        var v: Statebus_V1_CallReply?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .callReply(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .callReply(v)
+        }
+      }()
       default: break
       }
     }
@@ -1529,6 +1798,10 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
     case .pong?: try {
       guard case .pong(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .callReply?: try {
+      guard case .callReply(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
     case nil: break
     }
@@ -1872,6 +2145,110 @@ nonisolated extension Statebus_V1_WriteReply: SwiftProtobuf.Message, SwiftProtob
     if lhs.accepted != rhs.accepted {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs._rejection != rhs._rejection {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_CallRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".CallRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}action\0\u{1}arguments\0\u{3}view_id\0\u{3}call_id\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.object) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.action) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.arguments) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.viewID) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.callID) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.object.isEmpty {
+      try visitor.visitSingularStringField(value: self.object, fieldNumber: 1)
+    }
+    if !self.action.isEmpty {
+      try visitor.visitSingularStringField(value: self.action, fieldNumber: 2)
+    }
+    if !self.arguments.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.arguments, fieldNumber: 3)
+    }
+    if !self.viewID.isEmpty {
+      try visitor.visitSingularStringField(value: self.viewID, fieldNumber: 4)
+    }
+    if self.callID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.callID, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_CallRequest, rhs: Statebus_V1_CallRequest) -> Bool {
+    if lhs.object != rhs.object {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.arguments != rhs.arguments {return false}
+    if lhs.viewID != rhs.viewID {return false}
+    if lhs.callID != rhs.callID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_CallReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".CallReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}ok\0\u{1}result\0\u{1}sequence\0\u{1}error\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.callID) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.ok) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._result) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.callID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.callID, fieldNumber: 1)
+    }
+    if self.ok != false {
+      try visitor.visitSingularBoolField(value: self.ok, fieldNumber: 2)
+    }
+    try { if let v = self._result {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 4)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_CallReply, rhs: Statebus_V1_CallReply) -> Bool {
+    if lhs.callID != rhs.callID {return false}
+    if lhs.ok != rhs.ok {return false}
+    if lhs._result != rhs._result {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs._error != rhs._error {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

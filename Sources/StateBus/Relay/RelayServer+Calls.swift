@@ -1,0 +1,70 @@
+import StateBusWire
+
+// Action calls through a relay: forwarded upstream on the relay's connection under the
+// view's own view id, like writes, and the answer passed back. A call in flight when the
+// relay joins its upstream again is answered `interrupted` (it may or may not have run), not
+// sent again: an action is not idempotent.
+
+extension RelayServer {
+    /// Forwards a view's call upstream, or answers at once with why it cannot go.
+    func forward(_ call: Statebus_V1_CallRequest, from identity: [UInt8], requestID: UInt64) {
+        var refusal: StateBusError?
+        switch clients.admitsWrite(viewID: call.viewID, from: identity) {
+        case .admitted: break
+        case .notJoined:
+            refusal = StateBusError(
+                .notJoined,
+                "view id '\(call.viewID)' has not said hello on this connection to this relay; send a hello first, then the call again",
+                object: call.object)
+        case .heldByAnother:
+            refusal = StateBusError(
+                .viewIDInUse, "view id '\(call.viewID)' belongs to another connection; this connection may not call as it", object: call.object)
+        }
+        if refusal == nil, copies[call.object] == nil, upstreamWelcome != nil {
+            refusal = StateBusError(.unknownObject, "this relay relays no object '\(call.object)'", object: call.object)
+        }
+        if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
+            refusal = StateBusError(
+                .overloaded,
+                "this relay has \(forwarded.count) writes and calls on their way upstream (RelayConfiguration.maxForwardedWrites); the call did not go: try again later",
+                object: call.object)
+        }
+        if refusal == nil {
+            var request = Statebus_V1_Request()
+            request.call = call
+            if phase != .hello, let upstreamRequestID = sendUpstream(request) {
+                forwarded[upstreamRequestID] = ForwardedWrite(
+                    identity: identity, requestID: requestID, viewID: call.viewID, writeID: 0,
+                    deadline: .now + configuration.forwardedWriteTimeout, callID: call.callID)
+                counters.forwardedCalls.add(1, ordering: .relaxed)
+                return
+            }
+            refusal = StateBusError(
+                .notJoined, "this relay cannot reach its upstream now; say hello again and send the call again (it did not run)", object: call.object)
+            clients.unbind(viewID: call.viewID)
+        }
+        guard let refusal else { return }
+        counters.badMessages.add(1, ordering: .relaxed)
+        answerCall(call.callID, error: refusal, to: identity, requestID: requestID)
+    }
+
+    /// Answers a view's call with an error.
+    func answerCall(_ callID: UInt64, error: StateBusError, to identity: [UInt8], requestID: UInt64) {
+        var reply = Statebus_V1_Reply()
+        reply.callReply.callID = callID
+        reply.callReply.error = error.wire
+        send(reply, to: identity, requestID: requestID)
+    }
+
+    /// Passes an upstream call answer to the view that called.
+    func passBack(_ answer: Statebus_V1_CallReply, requestID: UInt64) {
+        guard let call = forwarded.removeValue(forKey: requestID) else { return }
+        var reply = Statebus_V1_Reply()
+        reply.callReply = answer
+        send(reply, to: call.identity, requestID: call.requestID)
+        if !answer.ok, answer.error.code == .notJoined || answer.error.code == .viewIDInUse {
+            // As for a write: the upstream does not hold the relay's connection; nothing ran.
+            rejoinUpstream(because: "the upstream answered a call with \(answer.error.code)")
+        }
+    }
+}
