@@ -152,7 +152,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusTesting", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
+                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),

@@ -24,7 +24,7 @@ struct ThirdPartyClientTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         // The client is the code block of the specification itself.
         let specification = try String(contentsOf: root.appendingPathComponent("proto/PROTOCOL.md"), encoding: .utf8)
-        let block = try #require(specification.components(separatedBy: "```python\n").last?.components(separatedBy: "```").first)
+        let block = try #require(Self.pythonBlock(in: specification, section: "13"))
         let client = """
             CONTROL = "ipc://\(folder)/control"
             import time
@@ -53,5 +53,49 @@ struct ThirdPartyClientTests {
         #expect(try python.waitForExit(timeout: .seconds(60)) == 0, "\(python.output)")
         #expect(python.output.contains("final hi 1"), "\(python.output)")
         #expect(python.output.contains { $0.contains("accepted: true") })
+    }
+
+    /// The Python code block of a numbered section of PROTOCOL.md.
+    static func pythonBlock(in specification: String, section: String) -> String? {
+        let sections = specification.components(separatedBy: "\n## ")
+        guard let text = sections.first(where: { $0.hasPrefix("\(section). ") }) else { return nil }
+        return text.components(separatedBy: "```python\n").dropFirst().first?.components(separatedBy: "```").first
+    }
+
+    @Test(
+        "the Python actions client in PROTOCOL.md sees the actions in the welcome, calls one, and gets a thrown error's reason",
+        .enabled(if: pythonClientAvailable, "needs protoc, python3, pyzmq and protobuf"))
+    func pythonActionsClient() async throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let folder = "/tmp/sbpy-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let specification = try String(contentsOf: root.appendingPathComponent("proto/PROTOCOL.md"), encoding: .utf8)
+        let block = try #require(Self.pythonBlock(in: specification, section: "14"))
+        try "CONTROL = \"ipc://\(folder)/control\"\n\(block)".write(toFile: "\(folder)/actions.py", atomically: true, encoding: .utf8)
+        let statebus = try BuiltProducts.executable("statebus")
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: ["node", "profile", "--role", "host", "--control", "ipc://\(folder)/control", "--database", "\(folder)/profile.sqlite"],
+            name: "host")
+        defer { host.terminate() }
+        try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
+        let protoc = try NodeProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            arguments: ["protoc", "--python_out=\(folder)", "-I", root.appendingPathComponent("proto").path, "statebus.proto"], name: "protoc")
+        #expect(try protoc.waitForExit() == 0, "\(protoc.output)")
+        let python = try NodeProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", "\(folder)/actions.py"],
+            environment: ["PYTHONPATH": folder], name: "python")
+        defer { python.terminate() }
+        #expect(try python.waitForExit(timeout: .seconds(60)) == 0, "\(python.output)")
+        #expect(python.output.contains("actions ['loadUser/0', 'rename/1']"), "\(python.output)")
+        #expect(python.output.contains { $0.hasPrefix("ok anna ") }, "\(python.output)")
+        #expect(
+            python.output.contains { $0.hasPrefix("refused ERROR_CODE_ACTION_FAILED") && $0.contains("cannot be blank") }, "\(python.output)")
+        let get = try NodeProcess(
+            executable: statebus, arguments: ["get", "--control", "ipc://\(folder)/control", "--object", "Profile", "user.username"], name: "get")
+        #expect(try get.waitForExit() == 0)
+        #expect(get.output.last == #""py""#, "\(get.output)")
     }
 }

@@ -12,7 +12,8 @@ private let macros: [String: any Macro.Type] = [
     "Local": MarkerMacro.self,
     "HostOnly": MarkerMacro.self,
     "Persisted": MarkerMacro.self,
-    "Validate": MarkerMacro.self
+    "Validate": MarkerMacro.self,
+    "Action": ActionMacro.self
 ]
 
 /// Expands the macros in `source`; returns the expanded text and the diagnostics' messages.
@@ -92,6 +93,56 @@ struct SharedModelMacroTests {
             ("@SharedModel final class C { var a: Int = 0 }", "must be '@MainActor'")
         ])
     func diagnostics(source: String, expected: String) {
+        let (_, diagnostics) = expand(source)
+        #expect(diagnostics.contains { $0.contains(expected) }, "got \(diagnostics)")
+    }
+
+    static let actions = """
+        @MainActor @SharedModel
+        final class TodoList {
+            var titles: [String] = []
+            @Action func add(_ title: String, at position: Int) async throws -> Int {
+                titles.insert(title, at: position)
+                return titles.count
+            }
+            @Action func clear() async throws {
+                titles = []
+            }
+        }
+        """
+
+    @Test("an action is listed in the definition, dispatched on the host, and a call to the host on a view")
+    func actions() {
+        let (text, diagnostics) = expand(Self.actions)
+        #expect(diagnostics.isEmpty, "\(diagnostics)")
+        let code = squeeze(text)
+        #expect(
+            code.contains(
+                #"StateBus.ActionDefinition("add", parameters: [StateBus.ActionDefinition.Parameter("", type: String.self), StateBus.ActionDefinition.Parameter("at", type: Int.self)], result: Int.self)"#
+            ), "\(code)")
+        #expect(code.contains(#"StateBus.ActionDefinition("clear", parameters: [])"#))
+        // The host decodes each argument by position, naming it in errors, and calls the method.
+        #expect(
+            code.contains(
+                #"let _a1 = try StateBus._$actionArgument(Int.self, _arguments, 1, action: "add", parameter: "at")"#))
+        #expect(code.contains(#"return try StateBus._$actionResult(try await self.add(_a0, at: _a1), action: "add")"#))
+        #expect(code.contains(#"try await self.clear() return .null"#))
+        // On a view the body is a call to the host; on the host it runs as written.
+        #expect(
+            code.contains(
+                #"if _$bus._$isReplica { return try await _$bus._$call("add", [try StateBus._$actionArgumentValue(title, action: "add"), try StateBus._$actionArgumentValue(position, action: "add")], returning: Int.self) } titles.insert(title, at: position)"#
+            ), "\(code)")
+        #expect(code.contains(#"if _$bus._$isReplica { return try await _$bus._$call("clear", []) } titles = []"#))
+    }
+
+    @Test(
+        "an action that is not async throws, generic or static gets a diagnostic that says why",
+        arguments: [
+            ("@MainActor @SharedModel final class C { @Action func a() async -> Int { 1 } }", "must be 'async throws'"),
+            ("@MainActor @SharedModel final class C { @Action func a<T: Codable>(_ t: T) async throws {} }", "cannot be generic"),
+            ("@MainActor @SharedModel final class C { @Action static func a() async throws {} }", "must be an instance method")
+        ])
+    func actionDiagnostics(source: String, expected: String) {
         let (_, diagnostics) = expand(source)
         #expect(diagnostics.contains { $0.contains(expected) }, "got \(diagnostics)")
     }
