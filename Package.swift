@@ -29,7 +29,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0")
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -77,6 +78,7 @@ let package = Package(
             dependencies: [
                 "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
@@ -90,7 +92,10 @@ let package = Package(
         // Helpers for integration tests: child processes, waits with deadlines.
         .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"], swiftSettings: strict),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
-        .target(name: "StateBusDemo", dependencies: ["StateBus", "StateBusTerminalUI"], swiftSettings: strict),
+        .target(
+            name: "StateBusDemo",
+            dependencies: ["StateBus", "StateBusTerminalUI", .product(name: "IdentifiedCollections", package: "swift-identified-collections")],
+            swiftSettings: strict),
         // The command-line tool.
         .executableTarget(
             name: "statebus",

@@ -8,6 +8,9 @@ public enum DemoApp: String, CaseIterable, Sendable {
     case sharedText = "shared-text"
     /// The profile editor (seeds/000, 002).
     case profile
+    /// The to-do list: a keyed collection and host actions, with a list, an item editor and
+    /// a counter of open items.
+    case todo
 }
 
 /// What a profile view node shows.
@@ -35,6 +38,8 @@ public enum DemoNode {
             return try await StateHost(serving: [shared], configuration: configuration)
         case .profile:
             return try await StateHost(serving: [ProfileViewModel()], configuration: configuration)
+        case .todo:
+            return try await StateHost(serving: [TodoList()], configuration: configuration)
         }
     }
 
@@ -51,8 +56,8 @@ public enum DemoNode {
     ///   - commands: the lines typed or sent.
     ///   - output: receives each printed line.
     public static func view(
-        _ app: DemoApp, screen: ProfileScreen, environment: EnvironmentValues,
-        commands: AsyncStream<String>, output: @escaping (String) -> Void
+        _ app: DemoApp, screen: ProfileScreen, todoScreen: TodoScreen = .list, item: String = "t1", environment: EnvironmentValues,
+        commands: AsyncStream<String>, output: @escaping @MainActor (String) -> Void
     ) async throws {
         let name = environment.nodeName
         let print: ([String]) -> Void = { frame in for line in frame { output("[\(name)] \(line)") } }
@@ -68,6 +73,14 @@ public enum DemoNode {
             let renderer = ViewRenderer(ProfileScreenView(screen: screen).environmentObject(profile), environment: environment, output: print)
             renderer.start()
             for await line in commands { apply(line, to: profile, output: { output("[\(name)] \($0)") }) }
+            renderer.stop()
+        case .todo:
+            let list = try await environment.replica(of: TodoList.self)
+            let renderer = ViewRenderer(
+                TodoScreenView(screen: todoScreen, item: item).environmentObject(list), environment: environment, output: print)
+            renderer.start()
+            var added = 0
+            for await line in commands { apply(line, to: list, node: name, added: &added, output: { output("[\(name)] \($0)") }) }
             renderer.stop()
         }
         output("[\(name)] closed")
@@ -95,6 +108,47 @@ public enum DemoNode {
                 }
             }
         default: output("unknown command '\(line)': use username NAME, email ADDRESS, toggle, retry, dismiss or rename NAME")
+        }
+    }
+
+    /// Applies one to-do command, as a SwiftUI list's rows and buttons would: edits of the
+    /// keyed collection travel as element operations; `new` and `clear` call host actions.
+    static func apply(_ line: String, to list: TodoList, node: String, added: inout Int, output: @escaping @MainActor (String) -> Void) {
+        let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+        func item(_ id: String) -> Bool {
+            guard list.todos[id: id] != nil else {
+                output("no to-do \(id)")
+                return false
+            }
+            return true
+        }
+        switch (parts.first, parts.count) {
+        case ("add", 2...):
+            added += 1
+            list.todos.append(Todo(id: "\(node)-\(added)", title: parts[1...].joined(separator: " ")))
+        case ("title", 3): if item(parts[1]) { list.todos[id: parts[1]]?.title = parts[2] }
+        case ("done", 2): if item(parts[1]) { list.todos[id: parts[1]]?.done = true }
+        case ("undo", 2): if item(parts[1]) { list.todos[id: parts[1]]?.done = false }
+        case ("remove", 2): if item(parts[1]) { list.todos.remove(id: parts[1]) }
+        case ("move", 3):
+            guard item(parts[1]), let position = Int(parts[2]), let from = list.todos.index(id: parts[1]) else {
+                output("use: move ID POSITION (a number from 0)")
+                return
+            }
+            list.todos.move(fromOffsets: [from], toOffset: position > from ? min(position + 1, list.todos.count) : max(0, position))
+        case ("new", 2...):
+            let title = parts[1...].joined(separator: " ")
+            Task {
+                do { output("the host added \(try await list.add(title))") } catch { output("new refused: \(error)") }
+            }
+        case ("clear", 1):
+            Task {
+                do { output("the host cleared \(try await list.clearCompleted()) done items") } catch { output("clear refused: \(error)") }
+            }
+        default:
+            output(
+                "unknown command '\(line)': use add TITLE, title ID TEXT, done ID, undo ID, move ID POSITION, remove ID, new TITLE (host action), clear (host action)"
+            )
         }
     }
 

@@ -83,6 +83,7 @@ extension ValuePath {
                 switch component.step {
                 case .index(let index): .index(Int(index))
                 case .key(let key): .key(key)
+                case .id(let id): .id(Value(wire: id))
                 case .none: .key("")
                 }
             })
@@ -95,6 +96,7 @@ extension ValuePath {
             switch component {
             case .key(let key): wire.step = .key(key)
             case .index(let index): wire.step = .index(UInt32(clamping: index))
+            case .id(let id): wire.step = .id(id.wire)
             }
             return wire
         }

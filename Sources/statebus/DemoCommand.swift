@@ -7,7 +7,7 @@ import StateBusLaunch
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Play the demo: the shared-text app and the profile app, one process per node.",
+        abstract: "Play the demo: the shared-text, profile and to-do apps, one process per node.",
         discussion: """
             1. Shared text (seeds/003): a host owns SharedData; three views show and edit it. \
             Every view edits in turn; one view is killed and respawned and catches up.
@@ -15,6 +15,10 @@ struct DemoCommand: AsyncParsableCommand {
             editing view bound to $user.username and $user.email (with the error view), and \
             the notification toggle. An invalid email is rejected and rolls back with the \
             error shown; the host is killed and respawned and restores the persisted setting.
+            3. To-do list: a host owns a keyed collection of items; a list view, an editor \
+            bound to one item, and a counter of open items. Views add, edit, complete, move \
+            and remove items at once (element operations, all kept); a view calls the host \
+            action clearCompleted(); a view is killed and respawned.
             Each node's rendering is shown as it changes; a table of every node's final state \
             ends the run. Exits 0 only if every node converged.
 
@@ -28,22 +32,24 @@ struct DemoCommand: AsyncParsableCommand {
               statebus demo
               statebus demo --timeout 60
               statebus demo --interactive
+              statebus demo --app todo
               statebus demo --interactive --app profile
+              statebus demo --interactive --app todo
             """
     )
 
     @Flag(name: .long, help: "Be one of the views yourself: type edits, see every view update.")
     var interactive = false
 
-    @Option(name: .long, help: "The app of an interactive session: shared-text or profile.")
-    var app: String = DemoScenario.InteractiveApp.sharedText.rawValue
+    @Option(name: .long, help: "Play only this app (shared-text, profile or todo); with --interactive, the app of the session (default shared-text).")
+    var app: String?
 
     @Option(name: .long, help: "Seconds to wait for each step.")
     var timeout: Double = 20
 
     func validate() throws {
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
-        guard DemoScenario.InteractiveApp(rawValue: app) != nil else {
+        if let app, DemoScenario.InteractiveApp(rawValue: app) == nil {
             throw ValidationError(
                 "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
         }
@@ -54,18 +60,21 @@ struct DemoCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let scenario = DemoScenario(folder: folder, deadline: .milliseconds(Int(timeout * 1000)))
+        let chosen = app.flatMap(DemoScenario.InteractiveApp.init(rawValue:))
         if interactive {
-            guard let app = DemoScenario.InteractiveApp(rawValue: app) else {
-                throw ValidationError(
-                    "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
-            }
-            let status = try await scenario.interactive(app)
+            let status = try await scenario.interactive(chosen ?? .sharedText)
             if status != 0 { throw ExitCode(status) }
             return
         }
-        let textConverged = try await scenario.sharedText()
-        let profileConverged = try await scenario.profile()
-        if textConverged && profileConverged {
+        var converged = true
+        for played in chosen.map({ [$0] }) ?? DemoScenario.InteractiveApp.allCases {
+            switch played {
+            case .sharedText: converged = try await scenario.sharedText() && converged
+            case .profile: converged = try await scenario.profile() && converged
+            case .todo: converged = try await scenario.todo() && converged
+            }
+        }
+        if converged {
             emit("\nevery node converged on its host's state")
         } else {
             emit("\nsome nodes did not converge")

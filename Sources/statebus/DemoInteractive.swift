@@ -6,10 +6,11 @@ import StateBusLaunch
 /// the terminal as one of its views ("you"): each line typed is that view's edit, and every
 /// node's rendering is shown as it changes.
 extension DemoScenario {
-    /// Which app the interactive session runs.
+    /// Which app the demo plays (or the interactive session runs).
     enum InteractiveApp: String, CaseIterable {
         case sharedText = "shared-text"
         case profile
+        case todo
     }
 
     /// Runs the session until standard input ends, `quit` is typed, or SIGINT/SIGTERM.
@@ -65,6 +66,20 @@ extension DemoScenario {
                 [
                     "You are the editing view 'you' of the profile app; 'profile' shows the profile in another process.",
                     "Type: username NAME, email ADDRESS (an address without @ is rejected by the host), toggle, retry, dismiss."
+                ]
+            )
+        case .todo:
+            let yaml = DemoTopology.todo(
+                name: "interactive", folder: folder,
+                views: [
+                    .init(name: "you", screen: "list"), .init(name: "editor", screen: "editor", item: "t2"), .init(name: "counter", screen: "counter")
+                ],
+                respawnViews: false)
+            return (
+                yaml,
+                [
+                    "You are the list view 'you' of the to-do app; 'editor' (bound to t2) and 'counter' are views in other processes.",
+                    "Type: add TITLE, title ID TEXT, done ID, undo ID, move ID POSITION, remove ID; new TITLE and clear call host actions."
                 ]
             )
         }

@@ -42,7 +42,7 @@ struct DemoScenario {
     private func step(_ text: String) { emit("\n-- \(text)") }
 
     /// What the host of `control` holds of `object`, read through a replica of the demo's own.
-    private func hostValues(control: String, object: String) async throws -> [String: Value] {
+    func hostValues(control: String, object: String) async throws -> [String: Value] {
         let replica = try Replica(object: object, controlEndpoint: control, configuration: ReplicaConfiguration(nodeName: "demo-verdict"))
         defer { replica.close() }
         try await replica.waitUntilLive(timeout: deadline)
@@ -55,7 +55,7 @@ struct DemoScenario {
     }
 
     /// A string value's text (`?` for anything else).
-    private func text(_ value: Value?) -> String {
+    func text(_ value: Value?) -> String {
         if case .string(let text)? = value { return text }
         return "?"
     }

@@ -1,10 +1,12 @@
 /// The launch files of the demo's two apps, for the scripted scenario and the interactive
 /// session alike: a host and its views, every node `statebus node APP`.
 enum DemoTopology {
-    /// A view node: its name, and for the profile app the screen it shows.
+    /// A view node: its name, and for the profile and to-do apps the screen it shows (and
+    /// the item a to-do editor is bound to).
     struct View {
         let name: String
         var screen: String? = nil
+        var item: String? = nil
     }
 
     /// The shared-text app (seed 003): a host owning `SharedData`, and `views`.
@@ -25,6 +27,14 @@ enum DemoTopology {
             hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: respawnHost, views: views, respawnViews: false)
     }
 
+    /// The to-do app: a host owning the list, and `views` (the list, an item editor, the
+    /// counter of open items).
+    static func todo(name: String, folder: String, views: [View], respawnViews: Bool) -> String {
+        launchFile(
+            name: name, object: "TodoList", app: "todo", control: "ipc://\(folder)/\(name)",
+            hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: false, views: views, respawnViews: respawnViews)
+    }
+
     private static let respawn = "respawn: { policy: on-failure, delay: 0.2, max: 3 }"
 
     private static func launchFile(
@@ -43,7 +53,7 @@ enum DemoTopology {
         ]
         if respawnHost { lines.append("    \(respawn)") }
         for view in views {
-            let screen = view.screen.map { ["--screen", $0] } ?? []
+            let screen = (view.screen.map { ["--screen", $0] } ?? []) + (view.item.map { ["--item", $0] } ?? [])
             lines += [
                 "  - name: \(view.name)",
                 "    role: view",

@@ -14,12 +14,15 @@ struct NodeCommand: AsyncParsableCommand {
             (STATEBUS_CONTROL, STATEBUS_NODE), so a demo node mixes with nodes of your own. \
             A view renders its screen on every change, each line prefixed with [NAME], and \
             applies each line typed on standard input: for shared-text any line sets the text; \
-            for profile: username NAME, email ADDRESS, toggle, retry, dismiss.
+            for profile: username NAME, email ADDRESS, toggle, retry, dismiss, rename NAME (a \
+            host action); for todo: add TITLE, title ID TEXT, done ID, undo ID, move ID \
+            POSITION, remove ID, new TITLE and clear (host actions).
 
             Examples:
               statebus node shared-text --role host --control ipc:///tmp/demo/text
               statebus node shared-text --role view --name second --control ipc:///tmp/demo/text
               statebus node profile --role view --screen edit --name editor --control ipc:///tmp/demo/profile
+              statebus node todo --role view --screen editor --item t2 --control ipc:///tmp/demo/todo
             """
     )
 
@@ -32,8 +35,15 @@ struct NodeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "host or view.")
     var role: Role = .view
 
-    @Option(name: .long, help: "What a profile view shows: \(ProfileScreen.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var screen: ProfileScreenArgument = ProfileScreenArgument(.profile)
+    @Option(
+        name: .long,
+        help:
+            "What a view shows: for profile \(ProfileScreen.allCases.map(\.rawValue).joined(separator: ", ")) (default profile); for todo \(TodoScreen.allCases.map(\.rawValue).joined(separator: ", ")) (default list)."
+    )
+    var screen: String?
+
+    @Option(name: .long, help: "The item a todo editor is bound to (default t1).")
+    var item: String = "t1"
 
     @Option(name: .long, help: "The node's name (default: $STATEBUS_NODE, else the role).")
     var name: String?
@@ -75,9 +85,12 @@ struct NodeCommand: AsyncParsableCommand {
             }
             let environment = environment
             let app = self.app.value
-            let screen = self.screen.value
+            let (screen, todoScreen) = try screens(for: app)
+            let item = self.item
             let view = Task { @MainActor in
-                try await DemoNode.view(app, screen: screen, environment: environment, commands: DemoNode.standardInputLines(), output: emit)
+                try await DemoNode.view(
+                    app, screen: screen, todoScreen: todoScreen, item: item, environment: environment, commands: DemoNode.standardInputLines(),
+                    output: emit)
             }
             await stop.wait()
             view.cancel()
@@ -85,7 +98,31 @@ struct NodeCommand: AsyncParsableCommand {
     }
 }
 
-/// `shared-text` or `profile` on the command line.
+extension NodeCommand {
+    /// The screen `--screen` names for the app's views.
+    /// - Throws: `ValidationError` listing the app's screens when it names none of them.
+    func screens(for app: DemoApp) throws -> (ProfileScreen, TodoScreen) {
+        guard let screen else { return (.profile, .list) }
+        switch app {
+        case .profile:
+            guard let chosen = ProfileScreen(rawValue: screen) else {
+                throw ValidationError(
+                    "--screen '\(screen)' is not a profile screen; use one of: \(ProfileScreen.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return (chosen, .list)
+        case .todo:
+            guard let chosen = TodoScreen(rawValue: screen) else {
+                throw ValidationError(
+                    "--screen '\(screen)' is not a todo screen; use one of: \(TodoScreen.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return (.profile, chosen)
+        case .sharedText:
+            throw ValidationError("the shared-text app has one screen: leave out --screen")
+        }
+    }
+}
+
+/// `shared-text`, `profile` or `todo` on the command line.
 struct DemoAppArgument: ExpressibleByArgument {
     let value: DemoApp
     init?(argument: String) {
@@ -93,16 +130,4 @@ struct DemoAppArgument: ExpressibleByArgument {
         value = app
     }
     static var allValueStrings: [String] { DemoApp.allCases.map(\.rawValue) }
-}
-
-/// A profile screen on the command line.
-struct ProfileScreenArgument: ExpressibleByArgument {
-    let value: ProfileScreen
-    init(_ value: ProfileScreen) { self.value = value }
-    init?(argument: String) {
-        guard let screen = ProfileScreen(rawValue: argument) else { return nil }
-        value = screen
-    }
-    var defaultValueDescription: String { value.rawValue }
-    static var allValueStrings: [String] { ProfileScreen.allCases.map(\.rawValue) }
 }

@@ -9,7 +9,7 @@ struct DemoTests {
         let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo"], name: "demo")
         defer { demo.terminate() }
         // Either verdict ends the wait: a failing demo fails the test at once, with its output.
-        try await demo.waitForLine("the convergence verdict", timeout: .seconds(90)) {
+        try await demo.waitForLine("the convergence verdict", timeout: .seconds(150)) {
             $0.contains("converged on its host") || $0.contains("did not converge")
         }
         #expect(try demo.waitForExit() == 0, "\(demo.output.suffix(20))")
@@ -25,6 +25,24 @@ struct DemoTests {
         #expect(output.contains { $0.hasPrefix("notifications") && $0.hasSuffix("| Notifications toggle: [x]") })
         #expect(output.contains { $0.hasPrefix("editor") && $0.hasSuffix("| Email field: anna@example.com") })
         #expect(output.contains { $0.hasPrefix("host") && $0.hasSuffix("isNotificationEnabled = true") })
+        // To-do: the host action ran, and the final table holds the list every view shows.
+        #expect(output.contains { $0.contains("the host cleared 1 done items") })
+        #expect(output.contains { $0.hasPrefix("host") && $0.hasSuffix("| t3, list-1, list-2; 3 open") }, "\(output.suffix(12))")
+        #expect(
+            output.contains {
+                $0.hasPrefix("list") && $0.hasSuffix("| [ ] t3 call the plumber, [ ] list-1 water the plants, [ ] list-2 take out the bins")
+            })
+        #expect(output.contains { $0.hasPrefix("counter") && $0.hasSuffix("| Open items: 3") })
+    }
+
+    @Test("`statebus demo --app todo` plays the to-do app alone")
+    func todoAlone() async throws {
+        let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo", "--app", "todo"], name: "demo")
+        defer { demo.terminate() }
+        #expect(try demo.waitForExit(timeout: .seconds(90)) == 0, "\(demo.output.suffix(20))")
+        #expect(demo.output.contains("every node converged on its host's state"))
+        #expect(!demo.output.contains { $0.contains("== 1. Shared text") }, "only the to-do app plays")
+        #expect(demo.output.contains { $0.contains("== 3. To-do list") })
     }
 
     @Test("`statebus demo --interactive` under a pseudo-terminal: a typed line reaches every view")

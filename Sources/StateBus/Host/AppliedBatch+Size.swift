@@ -5,7 +5,9 @@ extension AppliedBatch {
     /// (``HostLimits/maxPublicationBytes``) without encoding twice.
     var encodedSizeBound: Int {
         changes.reduce(64 + object.utf8.count + (origin?.utf8.count ?? 0)) { total, item in
-            let value = item.change.path.components.isEmpty ? item.newValue : (item.newValue[item.change.path] ?? item.change.value)
+            let value =
+                item.change.replacesWholeValue
+                ? item.newValue : item.change.operation == .replace ? (item.newValue[item.change.path] ?? item.change.value) : item.change.value
             return total + 16 + item.change.property.utf8.count + item.change.path.description.utf8.count + value.encodedSizeBound
         }
     }

@@ -362,7 +362,13 @@ final class HostServer {
         var writeReply = Statebus_V1_WriteReply()
         writeReply.writeID = write.writeID
         // Unknown fields mean a client built for another schema: refuse rather than guess.
-        if !write.unknownFields.data.isEmpty || write.changes.contains(where: { !$0.unknownFields.data.isEmpty }) {
+        if !write.unknownFields.data.isEmpty
+            || write.changes.contains(where: {
+                guard $0.unknownFields.data.isEmpty else { return true }
+                if case .UNRECOGNIZED = $0.operation { return true }
+                return false
+            })
+        {
             counters.badMessages.add(1, ordering: .relaxed)
             writeReply.rejection =
                 StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire

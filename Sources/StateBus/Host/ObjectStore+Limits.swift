@@ -19,7 +19,7 @@ extension ObjectStore {
                     object: object, property: property)
             }
             newSizes[property] = size
-            writeBytes += item.change.path.components.isEmpty ? size : item.change.value.encodedSizeBound
+            writeBytes += item.change.replacesWholeValue ? size : item.change.value.encodedSizeBound
         }
         if writeBytes > limits.maxObjectBytes {
             throw StateBusError(

@@ -60,22 +60,21 @@ struct ObjectStore: Sendable {
                     object: object, property: property.name)
             }
             let current = working[property.name] ?? values[property.name] ?? property.defaultValue
-            let candidate: Value
-            if change.path.components.isEmpty {
-                candidate = change.value
-            } else {
-                do {
-                    candidate = try current.setting(change.value, at: change.path)
-                } catch {
-                    throw StateBusError(
-                        .invalidPath, "cannot set \(change.path) in '\(property.name)': \(error)", object: object, property: property.name)
-                }
-            }
             let normalized: Value
             do {
-                normalized = try property.normalize(candidate)
-            } catch {
+                if let normalizeElement = property.normalizeElement, let fast = try Self.elementChange(change, of: current, normalizeElement) {
+                    normalized = fast
+                } else {
+                    normalized = try property.normalize(Self.candidate(change, of: current))
+                }
+            } catch let error as ValuePathError {
+                let verb = change.operation == .replace ? "set" : change.operation.rawValue
+                throw StateBusError(
+                    .invalidPath, "cannot \(verb) \(change.path) in '\(property.name)': \(error.reason)", object: object, property: property.name)
+            } catch let error as StateBusError {
                 throw StateBusError(error.code, error.message, object: object, property: property.name)
+            } catch {
+                throw StateBusError(.other, "\(error)", object: object, property: property.name)
             }
             if fromView {
                 for validator in property.validators {
@@ -103,5 +102,30 @@ struct ObjectStore: Sendable {
             sizes[change.change.property] = size
         }
         return sequence
+    }
+
+    /// The property's value after a change, before normalisation.
+    private static func candidate(_ change: PropertyChange, of current: Value) throws(ValuePathError) -> Value {
+        change.replacesWholeValue ? change.value : try change.applied(to: current)
+    }
+
+    /// A keyed collection's value after an operation on one of its elements, with only that
+    /// element normalised; `nil` when the change is not such an operation.
+    private static func elementChange(
+        _ change: PropertyChange, of current: Value, _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value
+    ) throws -> Value? {
+        switch (change.operation, change.path.components.first) {
+        case (.insert, nil):
+            return try current.applying(.insert, normalizeElement(change.value), at: .root, position: change.position)
+        case (.remove, .id?), (.move, .id?):
+            return try change.applied(to: current)  // the elements themselves are unchanged
+        case (.replace, .id(let id)?):
+            let element: ValuePath = [.id(id)]
+            let changed = try change.applied(to: current)
+            guard let part = changed[element] else { return nil }
+            return try changed.setting(normalizeElement(part), at: element)
+        default:
+            return nil
+        }
     }
 }

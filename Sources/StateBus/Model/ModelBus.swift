@@ -23,7 +23,7 @@ public final class ModelBus: Observable {
     private let registrar = ObservationRegistrar()
     private var _state = ConnectionState.live
     private var _lastWriteError: StateBusError?
-    private var lastRejected: PropertyChange?
+    private var lastRejected: [PropertyChange]?
 
     /// Creates a detached link; the macro makes one per model.
     public nonisolated init() {}
@@ -44,10 +44,10 @@ public final class ModelBus: Observable {
     /// Sends the last refused write again (after the user corrected something elsewhere, or
     /// when the refusal was transient) and clears ``lastWriteError``.
     public func retryLastWrite() {
-        guard let change = lastRejected, case .replica(let replica) = link else { return }
+        guard let changes = lastRejected, case .replica(let replica) = link else { return }
         setLastWriteError(nil)
         lastRejected = nil
-        track(replica.write([change]), change: change)
+        track(replica.write(changes), changes: changes)
     }
 
     /// Clears ``lastWriteError`` without retrying.
@@ -206,42 +206,47 @@ public final class ModelBus: Observable {
         guard let encoded = try? ValueEncoder().encode(newValue) else { return }
         let old = synced[property]
         synced[property] = encoded
-        let change: PropertyChange
-        if let old, let (path, part) = old.difference(to: encoded) {
-            change = PropertyChange(property, at: path, to: part)
-        } else if old == encoded {
+        let changes: [PropertyChange]
+        if let old, old == encoded {
             return
+        } else if let old, let elements = old.elementChanges(to: encoded) {
+            // A keyed collection (an IdentifiedArray): element by element, by id, so another
+            // view's concurrent edit of another element survives.
+            changes = elements.map { PropertyChange(property, $0.operation, at: $0.path, element: $0.value, position: $0.position) }
+        } else if let old, let (path, part) = old.difference(to: encoded) {
+            changes = [PropertyChange(property, at: path, to: part)]
         } else {
-            change = PropertyChange(property, to: encoded)
+            changes = [PropertyChange(property, to: encoded)]
         }
         switch link {
         case .detached:
             return
         case .host(let host, let object):
             do {
-                try host.apply([change], to: object)
+                try host.apply(changes, to: object)
                 committed?([property])
             } catch {
                 setLastWriteError(error)
             }
         case .replica(let replica):
-            track(replica.write([change]), change: change)
+            track(replica.write(changes), changes: changes)
         }
     }
 
-    private func track(_ receipt: WriteReceipt, change: PropertyChange) {
+    private func track(_ receipt: WriteReceipt, changes: [PropertyChange]) {
+        let property = changes.first?.property
         Task { [weak self] in
             do {
                 _ = try await receipt.accepted()
                 guard let self else { return }
-                if self._lastWriteError != nil, self.lastRejected?.property == change.property { self.dismissWriteError() }
+                if self._lastWriteError != nil, self.lastRejected?.first?.property == property { self.dismissWriteError() }
             } catch let error as StateBusError {
                 guard let self else { return }
-                self.lastRejected = change
+                self.lastRejected = changes
                 self.setLastWriteError(error)
                 // A write the replica's full queue refused never showed there, so nothing
                 // rolls it back on its own: take the replica's value back into the model.
-                if error.code == .overloaded { self.pull([change.property]) }
+                if error.code == .overloaded { self.pull(Set(changes.map(\.property))) }
             } catch {}
         }
     }

@@ -103,13 +103,12 @@ struct ObjectCopy {
                 position = properties.count - 1
                 index[change.property] = position
             }
-            if change.path.isEmpty {
+            if change.path.isEmpty, change.operation == .replace {
                 properties[position].value = change.value
             } else {
                 // The host only publishes paths that lead into the value; one that does not
                 // means the copy is wrong, so it is taken again.
-                let path = PropertyChange(wire: change).path
-                guard let updated = try? Value(wire: properties[position].value).setting(Value(wire: change.value), at: path) else {
+                guard let updated = try? PropertyChange(wire: change).applied(to: Value(wire: properties[position].value)) else {
                     isSynced = false
                     return .gap
                 }

@@ -176,10 +176,10 @@ struct ReplicaState: Sendable {
             // the host sent, so skip the recomputation (and its sets) entirely.
             for change in changes {
                 let value: Value?
-                if change.path.components.isEmpty {
+                if change.replacesWholeValue {
                     value = change.value
                 } else {
-                    value = confirmed[change.property].flatMap { try? $0.setting(change.value, at: change.path) }
+                    value = confirmed[change.property].flatMap { try? change.applied(to: $0) }
                 }
                 versions[change.property] = sequence
                 guard let value else { continue }
@@ -199,9 +199,9 @@ struct ReplicaState: Sendable {
         var touched = Set<String>()
         for change in changes {
             touched.insert(change.property)
-            if change.path.components.isEmpty {
+            if change.replacesWholeValue {
                 confirmed[change.property] = change.value
-            } else if let current = confirmed[change.property], let updated = try? current.setting(change.value, at: change.path) {
+            } else if let current = confirmed[change.property], let updated = try? change.applied(to: current) {
                 confirmed[change.property] = updated
             }
             versions[change.property] = sequence
@@ -317,7 +317,7 @@ struct ReplicaState: Sendable {
             var written = false
             for index in pending.indices.reversed() where pending[index].changes.contains(where: { $0.property == property }) {
                 written = true
-                if pending[index].changes.contains(where: { $0.property == property && $0.path.components.isEmpty }) {
+                if pending[index].changes.contains(where: { $0.property == property && $0.replacesWholeValue }) {
                     start = index
                     break
                 }
@@ -325,9 +325,9 @@ struct ReplicaState: Sendable {
             var value = confirmed[property]
             for write in pending[start...] {
                 for change in write.changes where change.property == property {
-                    if change.path.components.isEmpty {
+                    if change.replacesWholeValue {
                         value = change.value
-                    } else if let current = value, let updated = try? current.setting(change.value, at: change.path) {
+                    } else if let current = value, let updated = try? change.applied(to: current) {
                         value = updated
                     }
                 }

@@ -31,6 +31,9 @@ public struct PropertyDefinition: Sendable {
     let normalize: @Sendable (Value) throws(StateBusError) -> Value
     /// The model's checks; each returns a reason to reject, or `nil` to accept.
     let validators: [@Sendable (Value) -> String?]
+    /// For a keyed collection (``ElementOperation``): the canonical form of one element, so
+    /// that a write of one element is checked in the element's size, not the collection's.
+    let normalizeElement: (@Sendable (Value) throws(StateBusError) -> Value)?
 
     /// Declares a property of a Codable type.
     /// - Parameters:
@@ -66,6 +69,20 @@ public struct PropertyDefinition: Sendable {
         // A plain Bool, Int, Double or String is canonical when its kind matches: skip the
         // Codable round trip on the hot path. (Not for other types that encode as one of these
         // kinds, such as a String-backed enum, whose decoding also checks the value.)
+        if T.self is any KeyedCollectionProperty.Type {
+            normalizeElement = { (value: Value) throws(StateBusError) -> Value in
+                do {
+                    // Looked up again here: the metatype `any KeyedCollectionProperty.Type` is
+                    // not Sendable, `T` is.
+                    guard let keyed = T.self as? any KeyedCollectionProperty.Type else { return value }
+                    return try keyed.normalizeElement(value)
+                } catch {
+                    throw StateBusError(.typeMismatch, "expected an element of \(typeName), got \(value): \(error)", property: name)
+                }
+            }
+        } else {
+            normalizeElement = nil
+        }
         let canonicalKind: ValueKind? = T.self == Int.self || T.self == Bool.self || T.self == Double.self || T.self == String.self ? kind : nil
         self.normalize = { (value: Value) throws(StateBusError) -> Value in
             if let canonicalKind, value.kind == canonicalKind { return value }
@@ -118,5 +135,6 @@ public struct PropertyDefinition: Sendable {
             throw StateBusError(.typeMismatch, "expected \(kind), got \(value.kind) \(value)", property: name)
         }
         self.validators = validate.map { [$0] } ?? []
+        self.normalizeElement = nil
     }
 }

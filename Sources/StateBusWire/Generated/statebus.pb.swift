@@ -126,6 +126,57 @@ package nonisolated enum Statebus_V1_ValueKind: SwiftProtobuf.Enum, Swift.CaseIt
 
 }
 
+/// An operation on one element of a list (a keyed collection's element is addressed by id).
+package nonisolated enum Statebus_V1_ElementOperation: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
+
+  /// the part at path becomes value
+  case replace // = 0
+
+  /// path leads to a list: value is inserted at position
+  case insert // = 1
+
+  /// the element at path is removed (value unused)
+  case remove // = 2
+
+  /// the element at path moves to position
+  case move // = 3
+  case UNRECOGNIZED(Int)
+
+  package init() {
+    self = .replace
+  }
+
+  package init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .replace
+    case 1: self = .insert
+    case 2: self = .remove
+    case 3: self = .move
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  package var rawValue: Int {
+    switch self {
+    case .replace: return 0
+    case .insert: return 1
+    case .remove: return 2
+    case .move: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  package static let allCases: [Statebus_V1_ElementOperation] = [
+    .replace,
+    .insert,
+    .remove,
+    .move,
+  ]
+
+}
+
 package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   package typealias RawValue = Int
   case unspecified // = 0
@@ -373,7 +424,9 @@ package nonisolated struct Statebus_V1_MapValue: Sendable {
   package init() {}
 }
 
-/// One step into a nested value: a map key or a list index.
+/// One step into a nested value: a map key, a list index, or the element of a keyed
+/// collection (a list of maps) whose "id" field equals `id` (see PROTOCOL.md, "Keyed
+/// collections").
 package nonisolated struct Statebus_V1_PathComponent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -397,11 +450,20 @@ package nonisolated struct Statebus_V1_PathComponent: Sendable {
     set {step = .index(newValue)}
   }
 
+  package var id: Statebus_V1_Value {
+    get {
+      if case .id(let v)? = step {return v}
+      return Statebus_V1_Value()
+    }
+    set {step = .id(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Step: Equatable, Sendable {
     case key(String)
     case index(UInt32)
+    case id(Statebus_V1_Value)
 
   }
 
@@ -1004,6 +1066,12 @@ package nonisolated struct Statebus_V1_Change: Sendable {
   /// Clears the value of `expectedVersion`. Subsequent reads from it will return its default value.
   package mutating func clearExpectedVersion() {self._expectedVersion = nil}
 
+  /// What the change does at `path` (default: replace the part there with `value`).
+  package var operation: Statebus_V1_ElementOperation = .replace
+
+  /// INSERT and MOVE: the position the element takes in its list (past the end: the end).
+  package var position: UInt32 = 0
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -1085,6 +1153,10 @@ nonisolated extension Statebus_V1_NullValue: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension Statebus_V1_ValueKind: SwiftProtobuf._ProtoNameProviding {
   package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0VALUE_KIND_ANY\0\u{1}VALUE_KIND_NULL\0\u{1}VALUE_KIND_BOOL\0\u{1}VALUE_KIND_INT\0\u{1}VALUE_KIND_DOUBLE\0\u{1}VALUE_KIND_STRING\0\u{1}VALUE_KIND_BYTES\0\u{1}VALUE_KIND_LIST\0\u{1}VALUE_KIND_MAP\0")
+}
+
+nonisolated extension Statebus_V1_ElementOperation: SwiftProtobuf._ProtoNameProviding {
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ELEMENT_OPERATION_REPLACE\0\u{1}ELEMENT_OPERATION_INSERT\0\u{1}ELEMENT_OPERATION_REMOVE\0\u{1}ELEMENT_OPERATION_MOVE\0")
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
@@ -1292,7 +1364,7 @@ nonisolated extension Statebus_V1_MapValue: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".PathComponent"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}index\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}index\0\u{1}id\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1316,6 +1388,19 @@ nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftPro
           self.step = .index(v)
         }
       }()
+      case 3: try {
+        var v: Statebus_V1_Value?
+        var hadOneofValue = false
+        if let current = self.step {
+          hadOneofValue = true
+          if case .id(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.step = .id(v)
+        }
+      }()
       default: break
       }
     }
@@ -1334,6 +1419,10 @@ nonisolated extension Statebus_V1_PathComponent: SwiftProtobuf.Message, SwiftPro
     case .index?: try {
       guard case .index(let v)? = self.step else { preconditionFailure() }
       try visitor.visitSingularUInt32Field(value: v, fieldNumber: 2)
+    }()
+    case .id?: try {
+      guard case .id(let v)? = self.step else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
     }()
     case nil: break
     }
@@ -2439,7 +2528,7 @@ nonisolated extension Statebus_V1_UpdateBatch: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Change"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}property\0\u{1}path\0\u{1}value\0\u{3}expected_version\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}property\0\u{1}path\0\u{1}value\0\u{3}expected_version\0\u{1}operation\0\u{1}position\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2451,6 +2540,8 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.path) }()
       case 3: try { try decoder.decodeSingularMessageField(value: &self._value) }()
       case 4: try { try decoder.decodeSingularUInt64Field(value: &self._expectedVersion) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.operation) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
       default: break
       }
     }
@@ -2473,6 +2564,12 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
     try { if let v = self._expectedVersion {
       try visitor.visitSingularUInt64Field(value: v, fieldNumber: 4)
     } }()
+    if self.operation != .replace {
+      try visitor.visitSingularEnumField(value: self.operation, fieldNumber: 5)
+    }
+    if self.position != 0 {
+      try visitor.visitSingularUInt32Field(value: self.position, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2481,6 +2578,8 @@ nonisolated extension Statebus_V1_Change: SwiftProtobuf.Message, SwiftProtobuf._
     if lhs.path != rhs.path {return false}
     if lhs._value != rhs._value {return false}
     if lhs._expectedVersion != rhs._expectedVersion {return false}
+    if lhs.operation != rhs.operation {return false}
+    if lhs.position != rhs.position {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -10,6 +10,9 @@ extension Value {
             case (.index(let index), .list(let items)):
                 guard items.indices.contains(index) else { return nil }
                 current = items[index]
+            case (.id(let id), .list(let items)):
+                guard let found = items.first(where: { $0.elementID == id }) else { return nil }
+                current = found
             default:
                 return nil
             }
@@ -51,6 +54,22 @@ extension Value {
             }
             items[index] = try items[index].setting(newValue, at: remaining, fullPath: fullPath, depth: depth + 1)
             return .list(items)
+        case (.id(let id), .list(var items)):
+            guard let index = items.firstIndex(where: { $0.elementID == id }) else {
+                throw ValuePathError(path: fullPath.description, reason: Self.missing(step, in: items))
+            }
+            let updated = try items[index].setting(newValue, at: remaining, fullPath: fullPath, depth: depth + 1)
+            guard updated.elementID == id else {
+                throw ValuePathError(
+                    path: fullPath.description,
+                    reason:
+                        "the element's id would become \(updated.elementID.map { "\($0)" } ?? "missing"), not \(id): an element keeps its id (remove it and insert another)"
+                )
+            }
+            items[index] = updated
+            return .list(items)
+        case (.id(let id), _):
+            throw ValuePathError(path: fullPath.description, reason: "cannot look up the element with id \(id) in a \(kind) value")
         case (.key(let key), _):
             throw ValuePathError(path: fullPath.description, reason: "cannot use key '\(key)' on a \(kind) value")
         case (.index(let index), _):

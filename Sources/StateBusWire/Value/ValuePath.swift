@@ -1,9 +1,14 @@
-/// One step into a nested value: a map key (a struct field) or a list index.
+/// One step into a nested value: a map key (a struct field), a list index, or the element
+/// of a keyed collection with a given id.
 public enum PathComponent: Hashable, Sendable {
     /// A map key or struct field.
     case key(String)
     /// A list position, from 0.
     case index(Int)
+    /// The element of a list (a keyed collection, such as an `IdentifiedArray`) whose
+    /// `"id"` field equals this value: it stays the same element when others are inserted,
+    /// removed or moved around it.
+    case id(Value)
 }
 
 /// A path into a nested value, such as `user.email` or `items[2].name`, so a write can
@@ -21,7 +26,8 @@ public struct ValuePath: Hashable, Sendable, CustomStringConvertible, Expressibl
     /// The empty path: the whole value.
     public static let root = ValuePath([])
 
-    /// Parses `user.email`, `items[2].name` or `""` (the root).
+    /// Parses `user.email`, `items[2].name`, `todos[id="a1"].done` (the element of a keyed
+    /// collection with that id; `[id=7]` for a number) or `""` (the root).
     ///
     /// Keys are letters, digits, `_` and `-`; any other key is written in brackets and
     /// quotes: `["a.b"]`.
@@ -41,7 +47,32 @@ public struct ValuePath: Hashable, Sendable, CustomStringConvertible, Expressibl
             let character = characters[position]
             if character == "[" {
                 position += 1
-                if position < characters.count, characters[position] == "\"" {
+                if characters[position...].starts(with: "id=") {
+                    // [id="text"] or [id=42]: the element of a keyed collection.
+                    position += 3
+                    var token = ""
+                    if position < characters.count, characters[position] == "\"" {
+                        position += 1
+                        while position < characters.count, characters[position] != "\"" {
+                            token.append(characters[position])
+                            position += 1
+                        }
+                        guard position + 1 < characters.count, characters[position + 1] == "]" else {
+                            throw fail("expected \"] to close an element id")
+                        }
+                        position += 2
+                        components.append(.id(.string(token)))
+                    } else {
+                        while position < characters.count, characters[position] == "-" || characters[position].isNumber {
+                            token.append(characters[position])
+                            position += 1
+                        }
+                        guard let number = Int64(token) else { throw fail("expected an element id: a number, or text in quotes") }
+                        guard position < characters.count, characters[position] == "]" else { throw fail("expected ] after the element id") }
+                        position += 1
+                        components.append(.id(.int(number)))
+                    }
+                } else if position < characters.count, characters[position] == "\"" {
                     position += 1
                     var key = ""
                     while position < characters.count, characters[position] != "\"" {
@@ -102,6 +133,9 @@ public struct ValuePath: Hashable, Sendable, CustomStringConvertible, Expressibl
         for component in components {
             switch component {
             case .index(let index): text += "[\(index)]"
+            case .id(.int(let number)): text += "[id=\(number)]"
+            case .id(.string(let string)): text += "[id=\"\(string)\"]"
+            case .id(let other): text += "[id=\(other)]"
             case .key(let key):
                 let plain = !key.isEmpty && key.allSatisfy { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
                 if plain { text += text.isEmpty ? key : ".\(key)" } else { text += "[\"\(key)\"]" }
