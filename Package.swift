@@ -103,7 +103,8 @@ let package = Package(
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Histogram", package: "hdrhistogram-swift")
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections")
             ], swiftSettings: strict
         ),
         // The fuzz harness of a host's request handling and a replica's publication handling

@@ -65,18 +65,44 @@ public struct VStack<Content: View>: View, PrimitiveView {
 }
 
 /// A view per element of a collection.
+///
+/// With identity (`Identifiable` elements, or `id:`), each element's view keeps its own
+/// `State` where the element goes: after a move, an insert before it or a removal, the row
+/// of an item is still that item's, as with SwiftUI's `ForEach`. Without identity, a row is
+/// its position.
 public struct ForEach<Element, Content: View>: View, PrimitiveView {
     let elements: [Element]
+    let identity: ((Element) -> AnyHashable)?
     let content: (Element) -> Content
-    /// Makes a view for each element.
+
+    /// Makes a view for each element, identified by its position.
     public init(_ elements: some Sequence<Element>, @ViewBuilder content: @escaping (Element) -> Content) {
         self.elements = Array(elements)
+        self.identity = nil
         self.content = content
     }
+
+    /// Makes a view for each element, identified by the key path `id`.
+    public init<ID: Hashable>(_ elements: some Sequence<Element>, id: KeyPath<Element, ID>, @ViewBuilder content: @escaping (Element) -> Content) {
+        self.elements = Array(elements)
+        self.identity = { AnyHashable($0[keyPath: id]) }
+        self.content = content
+    }
+
     func render(in graph: ViewGraph, path: String, into lines: inout [String]) {
         for (index, element) in elements.enumerated() {
-            graph.evaluate(content(element), path: "\(path)[\(index)]", into: &lines)
+            let key = identity.map { "id=\($0(element))" } ?? "\(index)"
+            graph.evaluate(content(element), path: "\(path)[\(key)]", into: &lines)
         }
+    }
+}
+
+extension ForEach where Element: Identifiable {
+    /// Makes a view for each element, identified by its `id`.
+    public init(_ elements: some Sequence<Element>, @ViewBuilder content: @escaping (Element) -> Content) {
+        self.elements = Array(elements)
+        self.identity = { AnyHashable($0.id) }
+        self.content = content
     }
 }
 

@@ -190,6 +190,18 @@ struct ViewTests {
         defer { renderer.stop() }
         #expect(renderer.lastFrame == ["from the environment"])
     }
+
+    @Test("ForEach over identified elements: a row's @State follows its element when the list is reordered")
+    func forEachIdentity() async throws {
+        let rows = RowOrder()
+        let renderer = ViewRenderer(RowList(rows: rows)) { _ in }
+        renderer.start()
+        defer { renderer.stop() }
+        try await frame(of: renderer, "the first rows") { $0 == ["a: 1", "b: 7", "c: 1"] }
+        rows.order = ["b", "c", "a"]
+        // b's row keeps b's state (7) at its new position: identity, not position, keys state.
+        try await frame(of: renderer, "the reordered rows") { $0 == ["b: 7", "c: 1", "a: 1"] }
+    }
 }
 
 /// A main-actor log for lifecycle tests, observable so waits wake on new entries.
@@ -197,4 +209,33 @@ struct ViewTests {
 @Observable
 final class Log {
     var entries: [String] = []
+
+}
+
+/// The order of three rows, for `ForEach` with identity.
+@MainActor @SharedModel
+final class RowOrder {
+    var order: [String] = ["a", "b", "c"]
+}
+
+/// A row with an id.
+struct IdentifiedRow: Identifiable, Sendable {
+    let id: String
+}
+
+/// A row whose state is set once, when it appears: 7 for b, 1 for the others.
+struct RowLine: View {
+    let row: IdentifiedRow
+    @State var seen = 0
+    var body: some View {
+        Text("\(row.id): \(seen)").onAppear { seen = row.id == "b" ? 7 : 1 }
+    }
+}
+
+/// The rows in the model's order.
+struct RowList: View {
+    let rows: RowOrder
+    var body: some View {
+        VStack { ForEach(rows.order.map(IdentifiedRow.init)) { RowLine(row: $0) } }
+    }
 }

@@ -632,6 +632,7 @@ final class HostServer {
             let bytes: [UInt8] = try publication.serializedBytes()
             if try updates.send(multipart: [topic, bytes], wait: false) {
                 counters.publications.add(1, ordering: .relaxed)
+                counters.publicationBytes.add(topic.count + bytes.count, ordering: .relaxed)
             } else {
                 counters.droppedMessages.add(1, ordering: .relaxed)
             }

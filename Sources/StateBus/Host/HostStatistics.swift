@@ -15,6 +15,9 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     public var droppedMessages: Int
     /// Publications sent on the updates socket (each holds one or more batches).
     public var publications: Int
+    /// Their bytes (topic and message, as each subscriber receives them, before ZeroMQ's
+    /// framing).
+    public var publicationBytes: Int = 0
     /// Transactions committed for persisted properties (one fsync each; group commit puts
     /// many writes in one).
     public var persistenceCommits: Int
@@ -58,6 +61,7 @@ final class HostCounters: Sendable {
     let badMessages = Atomic<Int>(0)
     let droppedMessages = Atomic<Int>(0)
     let publications = Atomic<Int>(0)
+    let publicationBytes = Atomic<Int>(0)
     let persistenceCommits = Atomic<Int>(0)
     let duplicateWrites = Atomic<Int>(0)
     let droppedClients = Atomic<Int>(0)
@@ -81,6 +85,7 @@ final class HostCounters: Sendable {
             badMessages: badMessages.load(ordering: .relaxed),
             droppedMessages: droppedMessages.load(ordering: .relaxed),
             publications: publications.load(ordering: .relaxed),
+            publicationBytes: publicationBytes.load(ordering: .relaxed),
             persistenceCommits: persistenceCommits.load(ordering: .relaxed),
             droppedClients: droppedClients.load(ordering: .relaxed),
             duplicateWrites: duplicateWrites.load(ordering: .relaxed),

@@ -11,7 +11,7 @@ extension ObjectStore {
         var writeBytes = 0
         for item in resolved {
             let property = item.change.property
-            let size = item.newValue.encodedSizeBound
+            let size = item.size
             if size > limits.maxPropertyBytes {
                 throw StateBusError(
                     .tooLarge,

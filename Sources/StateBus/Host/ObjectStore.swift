@@ -27,6 +27,10 @@ struct ObjectStore: Sendable {
     struct Resolved: Sendable {
         let change: PropertyChange
         let newValue: Value
+        /// `newValue.encodedSizeBound`, found from the element's size alone for an element
+        /// operation (walking a large collection for every element written would cost time
+        /// in its size).
+        let size: Int
     }
 
     /// Checks changes as one batch, without changing anything.
@@ -42,6 +46,7 @@ struct ObjectStore: Sendable {
         // Values set by earlier changes of this batch. Not a copy of `values`: changing a copy
         // would copy the whole dictionary, on every write.
         var working: [String: Value] = [:]
+        var workingSizes: [String: Int] = [:]
         var resolved: [Resolved] = []
         resolved.reserveCapacity(changes.count)
         for change in changes {
@@ -83,8 +88,13 @@ struct ObjectStore: Sendable {
                     }
                 }
             }
-            if changes.count > 1 { working[property.name] = normalized }
-            resolved.append(Resolved(change: change, newValue: normalized))
+            let currentSize = workingSizes[property.name] ?? sizes[property.name] ?? current.encodedSizeBound
+            let size = Self.elementSizeChange(change, before: current, after: normalized).map { currentSize + $0 } ?? normalized.encodedSizeBound
+            if changes.count > 1 {
+                working[property.name] = normalized
+                workingSizes[property.name] = size
+            }
+            resolved.append(Resolved(change: change, newValue: normalized, size: size))
         }
         try checkSizes(of: resolved, limits: limits)
         return resolved
@@ -97,9 +107,8 @@ struct ObjectStore: Sendable {
         for change in resolved {
             values[change.change.property] = change.newValue
             versions[change.change.property] = sequence
-            let size = change.newValue.encodedSizeBound
-            totalBytes += size - sizes[change.change.property, default: 0]
-            sizes[change.change.property] = size
+            totalBytes += change.size - sizes[change.change.property, default: 0]
+            sizes[change.change.property] = change.size
         }
         return sequence
     }
@@ -124,6 +133,27 @@ struct ObjectStore: Sendable {
             let changed = try change.applied(to: current)
             guard let part = changed[element] else { return nil }
             return try changed.setting(normalizeElement(part), at: element)
+        default:
+            return nil
+        }
+    }
+
+    /// How much an operation on one element of a keyed collection changes the collection's
+    /// size bound (a list's bound is its framing plus its elements'); `nil` for any other
+    /// change, whose new value is measured whole.
+    private static func elementSizeChange(_ change: PropertyChange, before: Value, after: Value) -> Int? {
+        switch (change.operation, change.path.components.first) {
+        case (.replace, .id(let id)?):
+            let element: ValuePath = [.id(id)]
+            guard let old = before[element], let new = after[element] else { return nil }
+            return new.encodedSizeBound - old.encodedSizeBound
+        case (.insert, nil):
+            guard let id = change.value.elementID, let inserted = after[[.id(id)]] else { return nil }
+            return inserted.encodedSizeBound
+        case (.remove, .id(let id)?):
+            return before[[.id(id)]].map { -$0.encodedSizeBound }
+        case (.move, .id?):
+            return 0
         default:
             return nil
         }

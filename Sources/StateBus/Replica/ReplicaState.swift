@@ -183,7 +183,14 @@ struct ReplicaState: Sendable {
                 }
                 versions[change.property] = sequence
                 guard let value else { continue }
-                if confirmed.updateValue(value, forKey: change.property) != value { changed.insert(change.property) }
+                if change.operation != .replace || change.path.components.first.map({ if case .id = $0 { true } else { false } }) == true {
+                    // An element operation changes the collection: comparing a large collection
+                    // with its previous value would cost time in its size.
+                    confirmed[change.property] = value
+                    changed.insert(change.property)
+                } else if confirmed.updateValue(value, forKey: change.property) != value {
+                    changed.insert(change.property)
+                }
             }
             self.sequence = sequence
             return

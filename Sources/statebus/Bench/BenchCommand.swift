@@ -23,12 +23,13 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --only echo --only join
               statebus bench --only keys          # what CURVE costs: Int to 1 view and echo, without and with keys
               statebus bench --only fanout        # 1,000 views on the host, and through 4 relays
+              statebus bench --only collection    # one element changed in a 100,000-item collection; its late join
             """
     )
 
     /// The parts of the benchmark.
     enum Section: String, CaseIterable, ExpressibleByArgument {
-        case throughput, echo, join, durable, keys, fanout
+        case throughput, echo, join, durable, keys, fanout, collection
     }
 
     @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
@@ -70,6 +71,7 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.durable) { await runner.durable() }
         if sections.contains(.keys) { await runner.keys() }
         if sections.contains(.fanout) { await runner.fanout() }
+        if sections.contains(.collection) { await runner.collection() }
         report = runner.report
         print(json ? try report.json() : report.table())
         if !report.allChecksPassed { throw ExitCode(1) }
@@ -103,20 +105,24 @@ struct BenchPlan: Sendable {
     var fanoutViews: Int
     var fanoutRelays: Int
     var fanoutUpdates: Int
+    /// Items of the keyed-collection run, and the one-element changes made to it.
+    var collectionItems: Int
+    var collectionUpdates: Int
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
         echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20,
-        fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000
+        fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
         echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32,
-        durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000
+        durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000, collectionItems: 100_000, collectionUpdates: 1_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
         echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000,
-        durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000
+        durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000, collectionItems: 100_000,
+        collectionUpdates: 5_000
     )
 }

@@ -1,0 +1,41 @@
+import Foundation
+
+extension BenchRunner {
+    /// Keyed collections (``CollectionBench``): what one changed element costs on the wire
+    /// against the whole collection, how fast a view follows such changes, and the late join.
+    mutating func collection() async {
+        let items = plan.collectionItems
+        say("keyed collection: \(items) items, \(plan.collectionUpdates) one-element changes")
+        var outcome: CollectionBench.Outcome?
+        do {
+            let result = try await CollectionBench(items: items, updates: plan.collectionUpdates).run()
+            report.check(
+                "collection.\(items)", result.problem == nil,
+                result.problem ?? "the view joined \(items) items and applied every one-element change; it holds the host's collection")
+            outcome = result
+        } catch {
+            report.check("collection.\(items)", false, "\(error)")
+        }
+        let missing = outcome == nil ? "not available: the run failed (see checks)" : nil
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: late join of \(items.formatted()) items", unit: "nanoseconds", statebus: outcome?.joinNanoseconds, raw: nil,
+                note: missing ?? "host and view in one process; Qt Remote Objects' list model: 313-351 ms for 100,000 rows on this machine"))
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: bytes published per one-element change, \(items.formatted()) items", unit: "bytes",
+                statebus: outcome?.bytesPerUpdate, raw: nil,
+                note: missing
+                    ?? "the whole collection is \(BenchReport.format(Double(outcome?.collectionBytes ?? 0), unit: "bytes")): what a whole-value write would publish"
+            ))
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: one-element changes/s at a view, \(items.formatted()) items", unit: "rate", statebus: outcome?.rate, raw: nil,
+                note: missing ?? "no raw equivalent"))
+        let proportional = outcome.map { $0.bytesPerUpdate * 100 < Double($0.collectionBytes) }
+        report.goal(
+            "one changed element of a \(items.formatted())-item collection costs bytes in the element's size, not the collection's (< 1%)",
+            met: proportional,
+            figure: outcome.map { "\(Int($0.bytesPerUpdate)) bytes per change, collection \($0.collectionBytes) bytes" } ?? "not available")
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import IdentifiedCollections
+import StateBus
+import StateBusWire
+
+/// Keyed collections: a host serving one `IdentifiedArray` property of `items` elements, and
+/// a view that joins it and follows `updates` changes of one element each.
+///
+/// Host and view run in this process, each on its own I/O thread, over ipc:// (the figures
+/// include both sides' work on the same cores). Three figures: the late join of the whole
+/// collection; the bytes published per one-element change, beside the bytes of the whole
+/// collection that a whole-value write would publish; and the changes per second the view
+/// applies, from the first change made to the view holding the last.
+struct CollectionBench {
+    struct Item: Codable, Sendable, Identifiable {
+        var id: Int
+        var label: String
+        var value: Int
+    }
+
+    struct Outcome: Sendable {
+        var joinNanoseconds: Double
+        var bytesPerUpdate: Double
+        var collectionBytes: Int
+        var rate: Double
+        /// What went wrong, when the view does not end with the host's collection.
+        var problem: String?
+    }
+
+    let items: Int
+    let updates: Int
+
+    func run() async throws -> Outcome {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let collection = IdentifiedArrayOf<Item>(uniqueElements: (0..<items).map { Item(id: $0, label: "item \($0)", value: 0) })
+        var configuration = HostConfiguration(name: "collection-bench", controlEndpoint: folder.endpoint("collection"))
+        // Room for the whole collection as one property (about 6 MB at 100,000 items).
+        configuration.limits = HostLimits(maxPropertyBytes: 256 << 20, maxObjectBytes: 256 << 20)
+        let host = try await StateHost(
+            objects: [ObjectDefinition("Collection", properties: [PropertyDefinition("items", default: collection)])], configuration: configuration)
+        defer { host.stop() }
+        let collectionBytes = try host.value(of: "items", in: "Collection")?.serializedBytes().count ?? 0
+
+        let start = ContinuousClock.now
+        let replica = try Replica(
+            object: "Collection", controlEndpoint: host.controlEndpoint, configuration: ReplicaConfiguration(nodeName: "collection-view"))
+        defer { replica.close() }
+        try await replica.waitUntilLive(timeout: .seconds(300))
+        let joined = start.duration(to: .now)
+
+        let before = host.statistics.publicationBytes
+        let first = host.sequence(of: "Collection") ?? 0
+        let changing = ContinuousClock.now
+        for update in 1...updates {
+            let id = (update &* 7_919) % items
+            _ = try host.apply([PropertyChange("items", at: [.id(.int(Int64(id))), "value"], to: .int(Int64(update)))], to: "Collection")
+        }
+        let last = first + UInt64(updates)
+        try await replica.waitFor(timeout: .seconds(600), "the view to apply sequence \(last)") { $0.sequence >= last }
+        let elapsed = changing.duration(to: .now)
+        let published = host.statistics.publicationBytes - before
+        let same = replica.values["items"] == host.value(of: "items", in: "Collection")
+        return Outcome(
+            joinNanoseconds: Self.nanoseconds(joined), bytesPerUpdate: Double(published) / Double(updates), collectionBytes: collectionBytes,
+            rate: Double(updates) / (Self.nanoseconds(elapsed) / 1e9),
+            problem: same ? nil : "the view's collection differs from the host's after \(updates) changes")
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+    }
+}
