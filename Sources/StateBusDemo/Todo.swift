@@ -25,9 +25,9 @@ public struct Todo: Codable, Sendable, Equatable, Identifiable {
 /// their edit. `clearCompleted()` and `add(_:)` are host actions.
 @MainActor @SharedModel("TodoList")
 public final class TodoList {
-    /// The items, in order. A title may not be blank.
-    @Validate({ (todos: IdentifiedArrayOf<Todo>) in
-        todos.first { $0.title.allSatisfy(\.isWhitespace) }.map { "to-do \($0.id) needs a title that is not blank" }
+    /// The items, in order. A title may not be blank (checked on each item written).
+    @ValidateElement({ (todo: Todo) in
+        todo.title.allSatisfy(\.isWhitespace) ? "to-do \(todo.id) needs a title that is not blank" : nil
     })
     public var todos: IdentifiedArrayOf<Todo> = [
         Todo(id: "t1", title: "buy milk"), Todo(id: "t2", title: "write the report"), Todo(id: "t3", title: "call the plumber")

@@ -63,8 +63,9 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
 
         let definitions = properties.map { property in
             let validate = property.validator.map { ", validate: \($0)" } ?? ""
+            let validateElement = property.elementValidator.map { ", validateElement: StateBus.ElementValidator(\($0))" } ?? ""
             return
-                "StateBus.PropertyDefinition(\"\(property.name)\", default: (\(property.initializer)) as \(property.type), writable: \(!property.isHostOnly), persisted: \(property.isPersisted)\(validate))"
+                "StateBus.PropertyDefinition(\"\(property.name)\", default: (\(property.initializer)) as \(property.type), writable: \(!property.isHostOnly), persisted: \(property.isPersisted)\(validate)\(validateElement))"
         }.joined(separator: ",\n            ")
         let nameCases = properties.map { "if keyPath == \\\(typeName).\($0.name) { return \"\($0.name)\" }" }.joined(separator: "\n        ")
         // A value that does not encode or decode is reported to the model's bus (which logs

@@ -8,8 +8,12 @@ struct SyncedProperty {
     let isHostOnly: Bool
     let isPersisted: Bool
     let validator: ExprSyntax?
+    /// `@ValidateElement`'s rule, for a keyed collection's elements.
+    let elementValidator: ExprSyntax?
 
-    static let markerNames: Set<String> = ["Local", "Persisted", "HostOnly", "Validate", "ObservationIgnored", "SharedProperty"]
+    static let markerNames: Set<String> = [
+        "Local", "Persisted", "HostOnly", "Validate", "ValidateElement", "ObservationIgnored", "SharedProperty"
+    ]
 
     /// Whether a member is a stored `var` the model should sync: not `let`, not static,
     /// not computed, not marked `@Local`/`@ObservationIgnored`.
@@ -44,20 +48,18 @@ struct SyncedProperty {
         }
         guard let type = binding.typeAnnotation?.type.trimmed else { return .failure(.missingType(name)) }
         guard let initializer = binding.initializer?.value.trimmed else { return .failure(.missingDefault(name, type.trimmedDescription)) }
-        var validator: ExprSyntax?
-        if let attribute = variable.attribute(named: "Validate"),
-            case .argumentList(let arguments)? = attribute.arguments, let first = arguments.first
-        {
-            validator = first.expression.trimmed
-        } else if let attribute = variable.attribute(named: "Validate"), let closure = attribute.trailingClosureExpression {
-            validator = ExprSyntax(closure.trimmed)
+        func rule(of marker: String) -> ExprSyntax? {
+            guard let attribute = variable.attribute(named: marker) else { return nil }
+            if case .argumentList(let arguments)? = attribute.arguments, let first = arguments.first { return first.expression.trimmed }
+            return attribute.trailingClosureExpression.map { ExprSyntax($0.trimmed) }
         }
         return .success(
             SyncedProperty(
                 name: name, type: type, initializer: initializer,
                 isHostOnly: variable.hasAttribute("HostOnly"),
                 isPersisted: variable.hasAttribute("Persisted"),
-                validator: validator
+                validator: rule(of: "Validate"),
+                elementValidator: rule(of: "ValidateElement")
             ))
     }
 }

@@ -86,6 +86,10 @@ struct TodoProcessTests {
         #expect(
             run.output.contains { $0.contains("invalidPath") && $0.contains(#"no element with id "t2" (another writer may have removed it)"#) },
             "\(run.output)")
+        // The element validator sees the element written, and refuses a blank title.
+        run = try Self.statebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].title"#, #""   ""#])
+        #expect(run.status == 1)
+        #expect(run.output.contains { $0.contains("validationFailed") && $0.contains("to-do t3 needs a title that is not blank") }, "\(run.output)")
         // An edit of an item that is there goes by id, as a path write.
         run = try Self.statebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].done"#, "true"])
         #expect(run.status == 0, "\(run.output)")

@@ -13,6 +13,7 @@ private let macros: [String: any Macro.Type] = [
     "HostOnly": MarkerMacro.self,
     "Persisted": MarkerMacro.self,
     "Validate": MarkerMacro.self,
+    "ValidateElement": MarkerMacro.self,
     "Action": ActionMacro.self
 ]
 
@@ -101,6 +102,8 @@ struct SharedModelMacroTests {
         @MainActor @SharedModel
         final class TodoList {
             var titles: [String] = []
+            @ValidateElement({ (item: Item) in item.name.isEmpty ? "a name" : nil })
+            var items: IdentifiedArrayOf<Item> = []
             @Action func add(_ title: String, at position: Int) async throws -> Int {
                 titles.insert(title, at: position)
                 return titles.count
@@ -121,6 +124,10 @@ struct SharedModelMacroTests {
                 #"StateBus.ActionDefinition("add", parameters: [StateBus.ActionDefinition.Parameter("", type: String.self), StateBus.ActionDefinition.Parameter("at", type: Int.self)], result: Int.self)"#
             ), "\(code)")
         #expect(code.contains(#"StateBus.ActionDefinition("clear", parameters: [])"#))
+        #expect(
+            code.contains(
+                #"StateBus.PropertyDefinition("items", default: ([]) as IdentifiedArrayOf<Item>, writable: true, persisted: false, validateElement: StateBus.ElementValidator({ (item: Item) in item.name.isEmpty ? "a name" : nil }))"#
+            ), "\(code)")
         // The host decodes each argument by position, naming it in errors, and calls the method.
         #expect(
             code.contains(

@@ -81,6 +81,13 @@ struct ObjectStore: Sendable {
             } catch {
                 throw StateBusError(.other, "\(error)", object: object, property: property.name)
             }
+            if fromView, let elementValidator = property.elementValidator {
+                for element in Self.writtenElements(change, in: normalized) {
+                    if let reason = elementValidator.check(element) {
+                        throw StateBusError(.validationFailed, reason, object: object, property: property.name)
+                    }
+                }
+            }
             if fromView {
                 for validator in property.validators {
                     if let reason = validator(normalized) {
@@ -156,6 +163,19 @@ struct ObjectStore: Sendable {
             return 0
         default:
             return nil
+        }
+    }
+
+    /// The elements of a keyed collection a change inserts or changes, as they are after it:
+    /// one for an element operation, every element for a whole-value write.
+    private static func writtenElements(_ change: PropertyChange, in collection: Value) -> [Value] {
+        switch (change.operation, change.path.components.first) {
+        case (.remove, _), (.move, _): return []
+        case (.insert, nil): return change.value.elementID.flatMap { collection[[.id($0)]] }.map { [$0] } ?? []
+        case (.replace, .id(let id)?): return collection[[.id(id)]].map { [$0] } ?? []
+        default:
+            if case .list(let items) = collection { return items }
+            return []
         }
     }
 }

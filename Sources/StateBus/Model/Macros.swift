@@ -66,6 +66,19 @@ public macro HostOnly() = #externalMacro(module: "StateBusMacros", type: "Marker
 @attached(peer)
 public macro Validate<T>(_ rule: @escaping @Sendable (T) -> String?) = #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
 
+/// A check the host runs on each element a view's write inserts or changes in a keyed
+/// collection (an `IdentifiedArray` property), before applying it: return a reason to reject
+/// the write, or `nil` to accept. It sees the element alone, so it costs the element's size,
+/// not the collection's; ``Validate(_:)`` on the same property sees the whole result.
+///
+/// ```swift
+/// @ValidateElement({ (todo: Todo) in todo.title.isEmpty ? "a to-do needs a title" : nil })
+/// var todos: IdentifiedArrayOf<Todo> = []
+/// ```
+@attached(peer)
+public macro ValidateElement<Element>(_ rule: @escaping @Sendable (Element) -> String?) =
+    #externalMacro(module: "StateBusMacros", type: "MarkerMacro")
+
 /// An action: a method of a ``SharedModel(_:)`` class that runs on the host when a view
 /// calls it, like a Qt Remote Objects slot or a ROS 2 service. On the host (and on a
 /// detached model) it is a plain method call; on a view the same call goes to the host, runs

@@ -15,3 +15,17 @@ extension IdentifiedArray: KeyedCollectionProperty where Element: Codable {
         try ValueEncoder().encode(try ValueDecoder().decode(Element.self, from: value))
     }
 }
+
+/// A check of one element of a keyed collection (``ValidateElement(_:)``): decodes the
+/// element as its type and returns the rule's reason to reject it, or `nil`.
+public struct ElementValidator: Sendable {
+    let check: @Sendable (Value) -> String?
+
+    /// Wraps a rule over the element's type.
+    public init<Element: Decodable>(_ rule: @escaping @Sendable (Element) -> String?) {
+        check = { value in
+            guard let element = try? ValueDecoder().decode(Element.self, from: value) else { return "not a \(Element.self)" }
+            return rule(element)
+        }
+    }
+}

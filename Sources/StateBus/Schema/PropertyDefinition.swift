@@ -34,6 +34,9 @@ public struct PropertyDefinition: Sendable {
     /// For a keyed collection (``ElementOperation``): the canonical form of one element, so
     /// that a write of one element is checked in the element's size, not the collection's.
     let normalizeElement: (@Sendable (Value) throws(StateBusError) -> Value)?
+    /// The model's check of each element a view's write inserts or changes (a keyed
+    /// collection's ``ValidateElement(_:)``).
+    let elementValidator: ElementValidator?
 
     /// Declares a property of a Codable type.
     /// - Parameters:
@@ -43,13 +46,17 @@ public struct PropertyDefinition: Sendable {
     ///   - persisted: whether the host keeps it durable (default `false`).
     ///   - validate: runs on the host before a view's write is applied; returns a reason to
     ///     reject the write, or `nil` to accept it. It must not have side effects.
+    ///   - validateElement: for a keyed collection, runs on each element a view's write
+    ///     inserts or changes (``ValidateElement(_:)``).
     public init<T: Codable & Sendable>(
         _ name: String,
         default defaultValue: T,
         writable: Bool = true,
         persisted: Bool = false,
-        validate: (@Sendable (T) -> String?)? = nil
+        validate: (@Sendable (T) -> String?)? = nil,
+        validateElement: ElementValidator? = nil
     ) {
+        elementValidator = validateElement
         let encoded = (try? ValueEncoder().encode(defaultValue)) ?? .null
         self.name = name
         self.typeName = String(describing: T.self)
@@ -136,5 +143,6 @@ public struct PropertyDefinition: Sendable {
         }
         self.validators = validate.map { [$0] } ?? []
         self.normalizeElement = nil
+        self.elementValidator = nil
     }
 }
