@@ -145,6 +145,7 @@ let package = Package(
             dependencies: [
                 "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "PropertyBased", package: "swift-property-based")
             ], swiftSettings: strict
         ),

@@ -25,6 +25,13 @@ final class HostPersistence {
     private let persisted: [String: Set<String>]
     /// What the file holds for each persisted property of the model (absent: nothing).
     private var durable: [String: [String: Value]] = [:]
+    /// For each keyed collection stored element by element: each element's stored position,
+    /// by id (absent: stored whole, or not yet; its next write stores every element).
+    private var durablePositions: [String: [String: [Value: Double]]] = [:]
+    /// The positions a transaction in flight will store, made durable by ``markDurable(_:)``.
+    private var pendingPositions: [String: [String: [Value: Double]]] = [:]
+    /// The persisted keyed collections (an `IdentifiedArray` property), by object.
+    private var keyed: [String: Set<String>] = [:]
     /// The answers the file remembers, for the write ledger.
     private(set) var storedAnswers: [StoredAnswer] = []
     private let logger: Logger
@@ -50,6 +57,10 @@ final class HostPersistence {
             throw error
         }
         let persistence = HostPersistence(store: store, state: state, persisted: persisted, logger: configuration.logger)
+        for object in objects {
+            let names = Set(object.properties.filter { $0.isPersisted && $0.normalizeElement != nil }.map(\.name))
+            if !names.isEmpty { persistence.keyed[object.name] = names }
+        }
         persistence.restore(contents, objects: objects)
         return persistence
     }
@@ -79,7 +90,13 @@ final class HostPersistence {
             // file, untouched, and is ignored.
             guard let property = definitions[stored.object]?.property(named: stored.property), property.isPersisted else { continue }
             do {
-                restored[stored.object, default: [:]][stored.property] = try property.normalize(stored.value)
+                let value = try property.normalize(stored.value)
+                restored[stored.object, default: [:]][stored.property] = value
+                if let positions = stored.positions, case .list(let items) = value, items.count == positions.count {
+                    var byID: [Value: Double] = [:]
+                    for (item, position) in zip(items, positions) { if let id = item.elementID { byID[id] = position } }
+                    durablePositions[stored.object, default: [:]][stored.property] = byID
+                }
             } catch {
                 logger.warning(
                     "stored \(stored.object).\(stored.property) = \(stored.value) no longer fits its type \(property.typeName) (\(error.message)); using the default \(property.defaultValue). The stored value stays in \(writer.location) until the property is written."
@@ -121,7 +138,14 @@ final class HostPersistence {
                 guard let store = inner.stores[object] else { continue }
                 for name in names.sorted() {
                     guard let value = store.values[name], durable[object]?[name] != value else { continue }
-                    rows.append(StoredProperty(object: object, property: name, value: value, version: store.versions[name, default: 0]))
+                    var row = StoredProperty(object: object, property: name, value: value, version: store.versions[name, default: 0])
+                    if keyed[object]?.contains(name) == true {
+                        let (elements, positions) = Self.elementRows(
+                            from: durable[object]?[name], positions: durablePositions[object]?[name], to: value)
+                        row.elements = elements
+                        pendingPositions[object, default: [:]][name] = positions
+                    }
+                    rows.append(row)
                 }
             }
         }
@@ -130,7 +154,76 @@ final class HostPersistence {
 
     /// Records that a transaction of `rows` is on disk.
     func markDurable(_ rows: [StoredProperty]) {
-        for row in rows { durable[row.object, default: [:]][row.property] = row.value }
+        for row in rows {
+            durable[row.object, default: [:]][row.property] = row.value
+            if row.elements != nil {
+                durablePositions[row.object, default: [:]][row.property] = pendingPositions[row.object]?[row.property]
+                pendingPositions[row.object]?[row.property] = nil
+            }
+        }
+    }
+
+    /// The element rows that turn the stored collection into `current`: one row per element
+    /// inserted, moved or changed, one deletion per element removed; every element when the
+    /// file does not hold the collection element by element yet, or when most of it changed.
+    /// Positions are real numbers: an element inserted or moved between two others takes the
+    /// middle of theirs, so the others keep their rows.
+    static func elementRows(from stored: Value?, positions: [Value: Double]?, to current: Value) -> ([StoredElementChange], [Value: Double]) {
+        func all() -> ([StoredElementChange], [Value: Double]) {
+            guard case .list(let items) = current else { return ([.replaceAll([])], [:]) }
+            var byID: [Value: Double] = [:]
+            for (index, item) in items.enumerated() { if let id = item.elementID { byID[id] = Double(index) } }
+            return ([.replaceAll(items)], byID)
+        }
+        guard let stored, var positions, case .list(let storedItems) = stored, case .list(let items) = current,
+            let changes = stored.elementChanges(to: current)
+        else { return all() }
+        var order = storedItems.compactMap(\.elementID)
+        guard order.count == storedItems.count, order.allSatisfy({ positions[$0] != nil }) else { return all() }
+        var currentByID: [Value: Value] = [:]
+        for item in items { if let id = item.elementID { currentByID[id] = item } }
+        var rows: [StoredElementChange] = []
+        /// The position between the neighbours of `index` in `order`.
+        func position(at index: Int) -> Double? {
+            let before = index > 0 ? positions[order[index - 1]] : nil
+            let after = index + 1 < order.count ? positions[order[index + 1]] : nil
+            switch (before, after) {
+            case (let before?, let after?):
+                let middle = (before + after) / 2
+                return middle > before && middle < after ? middle : nil  // no room left: store all
+            case (let before?, nil): return before + 1
+            case (nil, let after?): return after - 1
+            case (nil, nil): return 0
+            }
+        }
+        for change in changes {
+            switch (change.operation, change.path.components.first) {
+            case (.remove, .id(let id)?):
+                order.removeAll { $0 == id }
+                positions[id] = nil
+                rows.append(.delete(id: id))
+            case (.move, .id(let id)?):
+                order.removeAll { $0 == id }
+                let index = min(max(0, change.position), order.count)
+                order.insert(id, at: index)
+                guard let place = position(at: index), let element = currentByID[id] else { return all() }
+                positions[id] = place
+                rows.append(.upsert(id: id, position: place, value: element))
+            case (.insert, nil):
+                guard let id = change.value.elementID, let element = currentByID[id] else { return all() }
+                let index = min(max(0, change.position), order.count)
+                order.insert(id, at: index)
+                guard let place = position(at: index) else { return all() }
+                positions[id] = place
+                rows.append(.upsert(id: id, position: place, value: element))
+            case (.replace, .id(let id)?):
+                guard let place = positions[id], let element = currentByID[id] else { return all() }
+                rows.append(.upsert(id: id, position: place, value: element))
+            default:
+                return all()
+            }
+        }
+        return (rows, positions)
     }
 
     /// Sets the properties of a failed transaction back to what the file holds, each in a
@@ -138,6 +231,7 @@ final class HostPersistence {
     func compensate(_ rows: [StoredProperty], after error: PersistenceError) {
         logger.error("persisting \(rows.count) properties failed, so they are set back to their stored values: \(error)")
         for row in rows {
+            pendingPositions[row.object]?[row.property] = nil
             let fallback = state.inner.withLock { $0.stores[row.object]?.definition.property(named: row.property)?.defaultValue }
             guard let value = durable[row.object]?[row.property] ?? fallback else { continue }
             let change = PropertyChange(row.property, to: value, expectedVersion: row.version)

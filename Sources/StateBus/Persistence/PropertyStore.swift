@@ -10,14 +10,32 @@ public struct StoredProperty: Sendable, Hashable {
     public var value: Value
     /// The host sequence at which it was written (informational).
     public var version: UInt64
+    /// For a keyed collection stored element by element: what to write, instead of the
+    /// whole value (`nil`: the whole value, one row).
+    public var elements: [StoredElementChange]?
+    /// For a keyed collection read from its element rows: each element's stored position,
+    /// in the order of `value`'s elements.
+    public var positions: [Double]?
 
     /// Creates a stored property.
-    public init(object: String, property: String, value: Value, version: UInt64) {
+    public init(object: String, property: String, value: Value, version: UInt64, elements: [StoredElementChange]? = nil) {
         self.object = object
         self.property = property
         self.value = value
         self.version = version
+        self.elements = elements
     }
+}
+
+/// One row's change of a keyed collection stored element by element: a write of one element
+/// of a 100,000-item collection writes one row, not the collection.
+public enum StoredElementChange: Sendable, Hashable {
+    /// Writes the element with this id, at this position (elements load in position order).
+    case upsert(id: Value, position: Double, value: Value)
+    /// Deletes the element with this id.
+    case delete(id: Value)
+    /// Replaces every element row of the collection with these elements, in order.
+    case replaceAll([Value])
 }
 
 /// A stored row that could not be read (damaged, or written by an incompatible version):

@@ -79,6 +79,15 @@ public final class SQLitePropertyStore: PropertyStore {
                 try execute(
                     "CREATE TABLE IF NOT EXISTS answers (view TEXT NOT NULL, write_id INTEGER NOT NULL, digest INTEGER NOT NULL, object TEXT NOT NULL, UNIQUE (view, write_id))"
                 )
+                // Keyed collections, element by element: one row per element (its id and value
+                // encoded as values, its position a real number, so an insert between two
+                // elements writes one row), and one row per collection stored so.
+                try execute(
+                    "CREATE TABLE IF NOT EXISTS elements (object TEXT NOT NULL, property TEXT NOT NULL, id BLOB NOT NULL, position REAL NOT NULL, value BLOB NOT NULL, PRIMARY KEY (object, property, id)) WITHOUT ROWID"
+                )
+                try execute(
+                    "CREATE TABLE IF NOT EXISTS collections (object TEXT NOT NULL, property TEXT NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (object, property)) WITHOUT ROWID"
+                )
             }
         } catch {
             close()
@@ -158,8 +167,59 @@ public final class SQLitePropertyStore: PropertyStore {
                     UnreadableProperty(object: object, property: property, reason: "its \(count) stored bytes are not a value (\(error))"))
             }
         }
+        try loadCollections(into: &contents)
         contents.answers = try loadAnswers()
         return contents
+    }
+
+    /// Reads the keyed collections stored element by element, each element in position order.
+    private func loadCollections(into contents: inout StoredContents) throws(PersistenceError) {
+        // A file written before collections were stored so has no tables (and a reader cannot add them).
+        guard try scalarText("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'collections'") != "0" else { return }
+        let statement = try prepare(
+            "SELECT c.object, c.property, c.version, e.id, e.position, e.value FROM collections c LEFT JOIN elements e ON e.object = c.object AND e.property = c.property ORDER BY c.object, c.property, e.position"
+        )
+        defer { sqlite3_finalize(statement) }
+        var current: StoredProperty?
+        var items: [Value] = []
+        var positions: [Double] = []
+        var damage: String?
+        func finish() {
+            guard var property = current else { return }
+            if let damage {
+                contents.unreadable.append(UnreadableProperty(object: property.object, property: property.property, reason: damage))
+            } else {
+                property.value = .list(items)
+                property.positions = positions
+                contents.properties.removeAll { $0.object == property.object && $0.property == property.property }
+                contents.properties.append(property)
+            }
+        }
+        while true {
+            let step = sqlite3_step(statement)
+            if step == SQLITE_DONE { break }
+            guard step == SQLITE_ROW else { throw failure(step, doing: "read the stored collections") }
+            let object = Self.text(statement, 0)
+            let property = Self.text(statement, 1)
+            if current?.object != object || current?.property != property {
+                finish()
+                current = StoredProperty(
+                    object: object, property: property, value: .list([]), version: UInt64(bitPattern: sqlite3_column_int64(statement, 2)))
+                items = []
+                positions = []
+                damage = nil
+            }
+            guard sqlite3_column_type(statement, 5) != SQLITE_NULL else { continue }  // an empty collection
+            let count = Int(sqlite3_column_bytes(statement, 5))
+            let bytes = sqlite3_column_blob(statement, 5).map { Data(bytes: $0, count: count) } ?? Data()
+            do {
+                items.append(try Value(serializedBytes: bytes))
+                positions.append(sqlite3_column_double(statement, 4))
+            } catch {
+                damage = "an element's \(count) stored bytes are not a value (\(error))"
+            }
+        }
+        finish()
     }
 
     private func loadAnswers() throws(PersistenceError) -> [StoredAnswer] {
@@ -190,7 +250,8 @@ public final class SQLitePropertyStore: PropertyStore {
         guard !properties.isEmpty || !answers.isEmpty else { return }
         try execute("BEGIN IMMEDIATE")
         do throws(PersistenceError) {
-            try insert(properties)
+            try insert(properties.filter { $0.elements == nil })
+            try writeElements(of: properties.filter { $0.elements != nil })
             try insert(answers)
             try execute("COMMIT")
             commitCount += 1
@@ -220,6 +281,81 @@ public final class SQLitePropertyStore: PropertyStore {
             guard step == SQLITE_DONE else { throw failure(step, doing: "write") }
         }
     }
+
+    /// Writes the element rows of keyed collections (and marks each collection as stored so,
+    /// replacing a whole-value row of it, if any).
+    private func writeElements(of properties: [StoredProperty]) throws(PersistenceError) {
+        guard !properties.isEmpty else { return }
+        let mark = try prepare("INSERT OR REPLACE INTO collections (object, property, version) VALUES (?, ?, ?)")
+        defer { sqlite3_finalize(mark) }
+        let upsert = try prepare("INSERT OR REPLACE INTO elements (object, property, id, position, value) VALUES (?, ?, ?, ?, ?)")
+        defer { sqlite3_finalize(upsert) }
+        let delete = try prepare("DELETE FROM elements WHERE object = ? AND property = ? AND id = ?")
+        defer { sqlite3_finalize(delete) }
+        for property in properties {
+            func encoded(_ value: Value) throws(PersistenceError) -> [UInt8] {
+                do {
+                    return try value.serializedBytes()
+                } catch {
+                    throw PersistenceError(.other, path: path, "cannot encode an element of \(property.object).\(property.property): \(error)")
+                }
+            }
+            func bindNames(_ statement: OpaquePointer?) {
+                sqlite3_reset(statement)
+                sqlite3_bind_text(statement, 1, property.object, -1, csqlite_transient())
+                sqlite3_bind_text(statement, 2, property.property, -1, csqlite_transient())
+            }
+            func write(_ id: Value, _ position: Double, _ value: Value) throws(PersistenceError) {
+                let (idBytes, valueBytes) = (try encoded(id), try encoded(value))
+                bindNames(upsert)
+                _ = idBytes.withUnsafeBytes { sqlite3_bind_blob(upsert, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+                sqlite3_bind_double(upsert, 4, position)
+                _ = valueBytes.withUnsafeBytes { sqlite3_bind_blob(upsert, 5, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+                let step = sqlite3_step(upsert)
+                guard step == SQLITE_DONE else { throw failure(step, doing: "write an element") }
+            }
+            bindNames(mark)
+            sqlite3_bind_int64(mark, 3, Int64(bitPattern: property.version))
+            var step = sqlite3_step(mark)
+            guard step == SQLITE_DONE else { throw failure(step, doing: "write a collection") }
+            for change in property.elements ?? [] {
+                switch change {
+                case .upsert(let id, let position, let value):
+                    try write(id, position, value)
+                case .delete(let id):
+                    let idBytes = try encoded(id)
+                    bindNames(delete)
+                    _ = idBytes.withUnsafeBytes { sqlite3_bind_blob(delete, 3, $0.baseAddress, Int32($0.count), csqlite_transient()) }
+                    step = sqlite3_step(delete)
+                    guard step == SQLITE_DONE else { throw failure(step, doing: "delete an element") }
+                case .replaceAll(let elements):
+                    try execute(
+                        "DELETE FROM elements WHERE object = \(Self.quoted(property.object)) AND property = \(Self.quoted(property.property))")
+                    try execute(
+                        "DELETE FROM properties WHERE object = \(Self.quoted(property.object)) AND property = \(Self.quoted(property.property))")
+                    for (index, element) in elements.enumerated() {
+                        guard let id = element.elementID else {
+                            throw PersistenceError(.other, path: path, "an element of \(property.object).\(property.property) has no id")
+                        }
+                        try write(id, Double(index), element)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A string as an SQL literal.
+    private static func quoted(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+
+    /// Fault injection and inspection for tests: how many rows the file holds per table.
+    @_spi(Testing)
+    public func rowCountsForTesting() throws(PersistenceError) -> (properties: Int, elements: Int) {
+        (Int(try scalarText("SELECT count(*) FROM properties")) ?? -1, Int(try scalarText("SELECT count(*) FROM elements")) ?? -1)
+    }
+
+    /// For tests: rows inserted, updated or deleted by this connection so far.
+    @_spi(Testing)
+    public var changedRowsForTesting: Int { database.map { Int(sqlite3_total_changes($0)) } ?? 0 }
 
     /// Stores answers, then forgets each view's answers older than its last
     /// ``StoredAnswerLimits/perView`` and the oldest beyond ``StoredAnswerLimits/total``.
