@@ -7,7 +7,8 @@ extension AppliedBatch {
         changes.reduce(64 + object.utf8.count + (origin?.utf8.count ?? 0)) { total, item in
             let value =
                 item.change.replacesWholeValue
-                ? item.newValue : item.change.operation == .replace ? (item.newValue[item.change.path] ?? item.change.value) : item.change.value
+                ? item.newValue
+                : item.change.operation == .replace ? (item.part ?? item.newValue[item.change.path] ?? item.change.value) : item.change.value
             return total + 16 + item.change.property.utf8.count + item.change.path.description.utf8.count + value.encodedSizeBound
         }
     }

@@ -31,6 +31,9 @@ struct ObjectStore: Sendable {
         /// operation (walking a large collection for every element written would cost time
         /// in its size).
         let size: Int
+        /// What the batch publishes for a path write or insert: the canonical part at the
+        /// change's path (found once here, not by walking a large collection again).
+        var part: Value? = nil
     }
 
     /// Checks changes as one batch, without changing anything.
@@ -66,9 +69,11 @@ struct ObjectStore: Sendable {
             }
             let current = working[property.name] ?? values[property.name] ?? property.defaultValue
             let normalized: Value
+            var keyed: KeyedWrite?
             do {
-                if let normalizeElement = property.normalizeElement, let fast = try Self.elementChange(change, of: current, normalizeElement) {
-                    normalized = fast
+                if let normalizeElement = property.normalizeElement, let write = try Self.keyedWrite(change, of: current, normalizeElement) {
+                    keyed = write
+                    normalized = write.collection
                 } else {
                     normalized = try property.normalize(Self.candidate(change, of: current))
                 }
@@ -82,7 +87,15 @@ struct ObjectStore: Sendable {
                 throw StateBusError(.other, "\(error)", object: object, property: property.name)
             }
             if fromView, let elementValidator = property.elementValidator {
-                for element in Self.writtenElements(change, in: normalized) {
+                let written: [Value]
+                if let keyed {
+                    written = keyed.element.map { [$0] } ?? []
+                } else if case .list(let items) = normalized {
+                    written = items
+                } else {
+                    written = []
+                }
+                for element in written {
                     if let reason = elementValidator.check(element) {
                         throw StateBusError(.validationFailed, reason, object: object, property: property.name)
                     }
@@ -96,12 +109,12 @@ struct ObjectStore: Sendable {
                 }
             }
             let currentSize = workingSizes[property.name] ?? sizes[property.name] ?? current.encodedSizeBound
-            let size = Self.elementSizeChange(change, before: current, after: normalized).map { currentSize + $0 } ?? normalized.encodedSizeBound
+            let size = keyed.map { currentSize + $0.sizeChange } ?? normalized.encodedSizeBound
             if changes.count > 1 {
                 working[property.name] = normalized
                 workingSizes[property.name] = size
             }
-            resolved.append(Resolved(change: change, newValue: normalized, size: size))
+            resolved.append(Resolved(change: change, newValue: normalized, size: size, part: keyed?.part))
         }
         try checkSizes(of: resolved, limits: limits)
         return resolved
@@ -125,57 +138,52 @@ struct ObjectStore: Sendable {
         change.replacesWholeValue ? change.value : try change.applied(to: current)
     }
 
-    /// A keyed collection's value after an operation on one of its elements, with only that
-    /// element normalised; `nil` when the change is not such an operation.
-    private static func elementChange(
+    /// An operation on one element of a keyed collection, resolved: the collection after it,
+    /// with only that element normalised, found with one walk of the list.
+    struct KeyedWrite {
+        /// The collection after the operation.
+        var collection: Value
+        /// How much the collection's size bound changes.
+        var sizeChange: Int
+        /// The element inserted or changed, as stored (for element validators).
+        var element: Value?
+        /// What the batch publishes: the inserted element, or the part at a replace's path.
+        var part: Value?
+    }
+
+    /// Resolves an operation on one element of a keyed collection (the property's value a
+    /// list of elements with ids); `nil` when the change is not such an operation.
+    static func keyedWrite(
         _ change: PropertyChange, of current: Value, _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value
-    ) throws -> Value? {
+    ) throws -> KeyedWrite? {
+        guard case .list(var items) = current else { return nil }
         switch (change.operation, change.path.components.first) {
         case (.insert, nil):
-            return try current.applying(.insert, normalizeElement(change.value), at: .root, position: change.position)
-        case (.remove, .id?), (.move, .id?):
-            return try change.applied(to: current)  // the elements themselves are unchanged
+            let element = try normalizeElement(change.value)
+            if let id = element.elementID, items.contains(where: { $0.elementID == id }) {
+                throw ValuePathError(path: change.path.description, reason: "an element with id \(id) is already in the list; ids must be unique")
+            }
+            items.insert(element, at: min(max(0, change.position), items.count))
+            return KeyedWrite(collection: .list(items), sizeChange: element.encodedSizeBound, element: element, part: element)
+        case (.remove, .id(let id)?), (.move, .id(let id)?):
+            guard change.path.components.count == 1, let index = items.index(of: .id(id)) else { return nil }
+            let element = items.remove(at: index)
+            if change.operation == .move {
+                items.insert(element, at: min(max(0, change.position), items.count))
+                return KeyedWrite(collection: .list(items), sizeChange: 0)
+            }
+            return KeyedWrite(collection: .list(items), sizeChange: -element.encodedSizeBound)
         case (.replace, .id(let id)?):
-            let element: ValuePath = [.id(id)]
-            let changed = try change.applied(to: current)
-            guard let part = changed[element] else { return nil }
-            return try changed.setting(normalizeElement(part), at: element)
+            guard let index = items.index(of: .id(id)) else { return nil }  // the general path says why
+            let rest = ValuePath(Array(change.path.components.dropFirst()))
+            let changed = try items[index].setting(change.value, at: rest)
+            guard changed.elementID == id else { return nil }  // the general path refuses it, saying why
+            let element = try normalizeElement(changed)
+            let sizeChange = element.encodedSizeBound - items[index].encodedSizeBound
+            items[index] = element
+            return KeyedWrite(collection: .list(items), sizeChange: sizeChange, element: element, part: element[rest])
         default:
             return nil
-        }
-    }
-
-    /// How much an operation on one element of a keyed collection changes the collection's
-    /// size bound (a list's bound is its framing plus its elements'); `nil` for any other
-    /// change, whose new value is measured whole.
-    private static func elementSizeChange(_ change: PropertyChange, before: Value, after: Value) -> Int? {
-        switch (change.operation, change.path.components.first) {
-        case (.replace, .id(let id)?):
-            let element: ValuePath = [.id(id)]
-            guard let old = before[element], let new = after[element] else { return nil }
-            return new.encodedSizeBound - old.encodedSizeBound
-        case (.insert, nil):
-            guard let id = change.value.elementID, let inserted = after[[.id(id)]] else { return nil }
-            return inserted.encodedSizeBound
-        case (.remove, .id(let id)?):
-            return before[[.id(id)]].map { -$0.encodedSizeBound }
-        case (.move, .id?):
-            return 0
-        default:
-            return nil
-        }
-    }
-
-    /// The elements of a keyed collection a change inserts or changes, as they are after it:
-    /// one for an element operation, every element for a whole-value write.
-    private static func writtenElements(_ change: PropertyChange, in collection: Value) -> [Value] {
-        switch (change.operation, change.path.components.first) {
-        case (.remove, _), (.move, _): return []
-        case (.insert, nil): return change.value.elementID.flatMap { collection[[.id($0)]] }.map { [$0] } ?? []
-        case (.replace, .id(let id)?): return collection[[.id(id)]].map { [$0] } ?? []
-        default:
-            if case .list(let items) = collection { return items }
-            return []
         }
     }
 }

@@ -12,7 +12,7 @@ extension ObjectStore {
             change.property = item.change.property
             switch item.change.operation {
             case .replace:
-                if !item.change.path.components.isEmpty, let part = item.newValue[item.change.path] {
+                if !item.change.path.components.isEmpty, let part = item.part ?? item.newValue[item.change.path] {
                     change.path = item.change.path.wire
                     change.value = part.wire
                 } else {
@@ -23,7 +23,7 @@ extension ObjectStore {
                 }
             case .insert:
                 // The inserted element as the host holds it (canonical), found by its id.
-                guard let id = item.change.value.elementID, let inserted = item.newValue[item.change.path.appending(.id(id))] else {
+                guard let id = item.change.value.elementID, let inserted = item.part ?? item.newValue[item.change.path.appending(.id(id))] else {
                     change.value = item.newValue.wire
                     return change
                 }

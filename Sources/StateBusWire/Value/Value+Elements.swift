@@ -59,7 +59,7 @@ extension Value {
 
 extension [Value] {
     /// The position a path step names in a list: an index in range, or the element with that id.
-    func index(of step: PathComponent) -> Int? {
+    public func index(of step: PathComponent) -> Int? {
         switch step {
         case .index(let index): indices.contains(index) ? index : nil
         case .id(let id): firstIndex { $0.elementID == id }

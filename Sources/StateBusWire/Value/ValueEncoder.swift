@@ -145,6 +145,9 @@ final class _ValueEncoder: Encoder {
         private func child(_ key: Key) -> EncodingNode {
             guard case .map(var entries) = node.content else { return EncodingNode() }
             if let existing = entries[key.stringValue] { return existing }
+            // Emptied first, so `entries` is the only reference and grows in place: a copy
+            // per field would make encoding quadratic in the number of fields.
+            node.content = .empty
             let child = EncodingNode()
             entries[key.stringValue] = child
             node.content = .map(entries)
@@ -169,6 +172,7 @@ final class _ValueEncoder: Encoder {
         }
         private func childNamed(_ name: String) -> EncodingNode {
             guard case .map(var entries) = node.content else { return EncodingNode() }
+            node.content = .empty  // see child(_:)
             let child = entries[name] ?? EncodingNode()
             entries[name] = child
             node.content = .map(entries)
@@ -187,6 +191,9 @@ final class _ValueEncoder: Encoder {
         private func append() -> EncodingNode {
             let child = EncodingNode()
             if case .list(var items) = node.content {
+                // Emptied first, so `items` is the only reference and grows in place: a copy
+                // per element made encoding a 100,000-element array take most of a minute.
+                node.content = .empty
                 items.append(child)
                 node.content = .list(items)
             }
