@@ -27,7 +27,8 @@ struct BenchTests {
         let checks = try #require(report["checks"] as? [[String: Any]])
         let byName = Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         var expected = [
-            "echo.statebus", "echo.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter"
+            "echo.statebus", "echo.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter",
+            "collection.1000"
         ]
         for kind in ["int", "string", "struct"] {
             for views in [1, 3] {
