@@ -121,7 +121,7 @@ public final class NodeProcess: Sendable {
     public var pid: Int32 { state.withLock { $0.process?.processIdentifier ?? 0 } }
 
     /// Whether the current run is still going.
-    public var isRunning: Bool { state.withLock { $0.process?.isRunning ?? false } }
+    public var isRunning: Bool { state.withLock { $0.process }.map { !Self.hasExited($0) } ?? false }
 
     /// Writes one line to the current run's standard input.
     public func send(line: String) {
@@ -135,10 +135,23 @@ public final class NodeProcess: Sendable {
         if pid > 0 { Foundation.kill(pid, signal) }
     }
 
-    /// Kills the current run with SIGKILL and waits for it to end.
+    /// Kills the current run with SIGKILL and waits (up to 30 s) for it to end.
     public func kill() {
         signal(SIGKILL)
-        state.withLock { $0.process }?.waitUntilExit()
+        guard let process = state.withLock({ $0.process }) else { return }
+        _ = blockingPoll(upTo: .seconds(30), every: .milliseconds(1)) { Self.hasExited(process) }
+    }
+
+    /// Whether a run has ended: `Process` says so, or the kernel does (``ChildExit``).
+    private static func hasExited(_ process: Process) -> Bool {
+        !process.isRunning || ChildExit.peek(process.processIdentifier) != nil
+    }
+
+    /// The exit status of a run that has ended, from `Process` once it noticed, else from
+    /// the kernel.
+    private static func status(of process: Process) -> Int32 {
+        if !process.isRunning { return process.terminationStatus }
+        return ChildExit.peek(process.processIdentifier) ?? -1
     }
 
     /// Pauses the process (SIGSTOP) and returns once every one of its threads has stopped.
@@ -161,18 +174,17 @@ public final class NodeProcess: Sendable {
     @discardableResult
     public func terminate(grace: Duration = .seconds(5)) -> Int32? {
         guard let process = state.withLock({ $0.process }) else { return nil }
-        if process.isRunning {
+        if !Self.hasExited(process) {
             signal(SIGCONT)
             signal(SIGTERM)
-            if !blockingPoll(upTo: grace, every: .milliseconds(2), until: { !process.isRunning }) {
+            if !blockingPoll(upTo: grace, every: .milliseconds(2), until: { Self.hasExited(process) }) {
                 signal(SIGKILL)
-                process.waitUntilExit()
+                _ = blockingPoll(upTo: .seconds(30), every: .milliseconds(1)) { Self.hasExited(process) }
                 return nil
             }
         }
-        process.waitUntilExit()
         awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
-        return process.terminationStatus
+        return Self.status(of: process)
     }
 
     /// Waits for the current run to exit by itself.
@@ -180,12 +192,12 @@ public final class NodeProcess: Sendable {
     /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
     public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
         guard let process = state.withLock({ $0.process }) else { return -1 }
-        guard blockingPoll(upTo: timeout, every: .milliseconds(2), until: { !process.isRunning }) else {
+        guard blockingPoll(upTo: timeout, every: .milliseconds(2), until: { Self.hasExited(process) }) else {
             throw timedOut(waitingFor: "\(name) to exit", after: timeout)
         }
         // Its last lines may still be in the pipe: a caller reads ``output`` next.
         awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
-        return process.terminationStatus
+        return Self.status(of: process)
     }
 
     deinit { terminate(grace: .seconds(2)) }
