@@ -119,4 +119,48 @@ struct BadInputTests {
         #expect(host.statistics.writesRejected == 2)
         #expect(host.statistics.writesAccepted == 0)
     }
+
+    @Test("what PROTOCOL.md says of bad input: an empty frame, a value of an unknown kind, a string that is not UTF-8")
+    func protocolPrecision() async throws {
+        let host = try await StateHost(
+            objects: [Fixtures.sharedData],
+            configuration: HostConfiguration(name: "precise", controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/control"))
+        defer { host.stop() }
+        let before = host.values(of: "SharedData")
+        let client = try RawClient(context: try Context(), endpoint: host.controlEndpoint)
+        try client.hello()
+
+        // An empty frame decodes as a request with no version (checks: size, decoding, version, body).
+        try client.send(frames: [[]])
+        let empty = try #require(try client.reply())
+        #expect(empty.error.code == .unsupportedVersion)
+        #expect(empty.requestID == 0)
+
+        // A value that carries only a field this host does not know (a future kind) is refused,
+        // naming the property, never stored as null.
+        let future = try Statebus_V1_Value(serializedBytes: [0xA0, 0x06, 0x01])  // only field 100: varint 1
+        var body = RawClient.write(object: "SharedData", property: "sharedText", value: "x")
+        if case .write(var write) = body {
+            write.changes[0].value = future
+            body = .write(write)
+        }
+        try client.send(RawClient.request(body))
+        let refused = try #require(try client.reply())
+        #expect(refused.writeReply.accepted == false)
+        #expect(refused.writeReply.rejection.code == .badRequest)
+        #expect(refused.writeReply.rejection.property == "sharedText", "\(refused.writeReply.rejection)")
+        #expect(refused.writeReply.sequence == 0, "a refusal carries no sequence")
+
+        // A string that is not UTF-8 makes the request undecodable: BAD_REQUEST, request id 0.
+        var bytes: [UInt8] = try RawClient.request(RawClient.write(object: "SharedData", property: "sharedText", value: "xyz")).serializedBytes()
+        let text = Array("xyz".utf8)
+        if let start = (0...(bytes.count - text.count)).first(where: { Array(bytes[$0..<($0 + text.count)]) == text }) {
+            bytes[start] = 0xFF
+        }
+        try client.send(frames: [bytes])
+        let notText = try #require(try client.reply())
+        #expect(notText.error.code == .badRequest)
+        #expect(notText.requestID == 0)
+        #expect(host.values(of: "SharedData") == before)
+    }
 }

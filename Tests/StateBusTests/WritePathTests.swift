@@ -55,6 +55,24 @@ struct WritePathTests {
         try await replica.waitFor(timeout: .seconds(20), "every echo") { $0.pendingWriteCount == 0 && $0["counter"] == 10_000 }
     }
 
+    @Test("writes that arrive together share publications, as PROTOCOL.md section 6 says (up to 512 batches in one)")
+    func burstSharesPublications() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let replica = try await Self.replica(of: host)
+        defer { replica.close() }
+        let before = host.statistics.publications
+        // Queued while the host holds still, the writes arrive together.
+        let resume = await host.pauseLoopForTesting()
+        let receipts = (1...1_000).map { replica.write("counter", to: .int(Int64($0))) }
+        resume()
+        for receipt in receipts { _ = try await receipt.accepted() }
+        let publications = host.statistics.publications - before
+        print("write burst: 1000 batches in \(publications) publications")
+        // 1,000 batches need at least 2 publications; heartbeats may add a few.
+        #expect(publications < 100, "1,000 batches took \(publications) publications")
+    }
+
     @Test("a write the host never answers fails with timeout, shows the host's value again, and converges later")
     func writeDeadline() async throws {
         let host = try await Fixtures.host()

@@ -47,7 +47,7 @@ extension HostServer {
     /// Why a call cannot run, or `nil` when it can.
     private func refusal(of call: Statebus_V1_CallRequest, from identity: [UInt8]) -> StateBusError? {
         // Unknown fields mean a client built for another schema: refuse rather than guess.
-        if !call.unknownFields.data.isEmpty || call.arguments.contains(where: { !$0.unknownFields.data.isEmpty }) {
+        if !call.unknownFields.data.isEmpty || call.arguments.contains(where: \.carriesUnknownFields) {
             return StateBusError(.badRequest, "the call has fields this host does not know; check the protocol version", object: call.object)
         }
         switch clients.admitsWrite(viewID: call.viewID, from: identity) {

@@ -362,16 +362,15 @@ final class HostServer {
         var writeReply = Statebus_V1_WriteReply()
         writeReply.writeID = write.writeID
         // Unknown fields mean a client built for another schema: refuse rather than guess.
-        if !write.unknownFields.data.isEmpty
-            || write.changes.contains(where: {
-                guard $0.unknownFields.data.isEmpty else { return true }
-                if case .UNRECOGNIZED = $0.operation { return true }
-                return false
-            })
-        {
+        if !write.unknownFields.data.isEmpty || write.changes.contains(where: \.carriesUnknownFields) {
             counters.badMessages.add(1, ordering: .relaxed)
+            let property = write.changes.first(where: \.carriesUnknownFields)?.property
             writeReply.rejection =
-                StateBusError(.badRequest, "the write has fields this host does not know; check the protocol version", object: write.object).wire
+                StateBusError(
+                    .badRequest,
+                    "the write has fields this host does not know\(property.map { " (in the change of '\($0)')" } ?? ""); it refuses them rather than store something else than was sent: check the protocol version",
+                    object: write.object, property: property
+                ).wire
         } else if case let admission = clients.admitsWrite(viewID: write.viewID, from: identity), admission != .admitted {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection =

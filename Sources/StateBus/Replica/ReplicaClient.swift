@@ -322,8 +322,15 @@ final class ReplicaClient {
 
     private func handleChunk(_ chunk: Statebus_V1_SnapshotChunk, requestID: UInt64) {
         guard phase == .snapshot, requestID == snapshotRequestID, chunk.object == object else { return }
-        guard chunk.chunkIndex == nextChunk, chunk.epoch == epoch else {
-            requestSnapshot()  // a chunk went missing or the host restarted: start over
+        guard chunk.epoch == epoch else {
+            // The host restarted since the welcome: a snapshot of the new run needs a new
+            // join (hello, subscription, join marker), not another request.
+            logger.info("a snapshot chunk of another host epoch (\(chunk.epoch), joined \(epoch)); joining again")
+            connect()
+            return
+        }
+        guard chunk.chunkIndex == nextChunk else {
+            requestSnapshot()  // a chunk went missing: start over
             return
         }
         nextChunk += 1

@@ -714,7 +714,7 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// for logs
   package var nodeName: String = String()
 
-  /// the objects it will bind; empty: all
+  /// informational only, not a filter: the welcome lists every object
   package var objects: [String] = []
 
   /// The token of an earlier welcome to this view id, when the view says hello again from a
@@ -854,7 +854,7 @@ package nonisolated struct Statebus_V1_WriteReply: Sendable {
 
   package var accepted: Bool = false
 
-  /// when accepted: the batch's sequence
+  /// when accepted: the batch's sequence; 0 on a refusal
   package var sequence: UInt64 = 0
 
   /// when rejected
