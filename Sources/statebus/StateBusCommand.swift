@@ -20,7 +20,7 @@ struct StateBusCommand: AsyncParsableCommand {
             """,
         subcommands: [
             DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, RelayCommand.self, ViewCommand.self, LoadCommand.self,
-            GetCommand.self, SetCommand.self, CallCommand.self,
+            GetCommand.self, SetCommand.self, CallCommand.self, RecordCommand.self, ReplayCommand.self,
             WatchCommand.self, DumpCommand.self,
             ObjectsCommand.self, PersistedCommand.self, KeygenCommand.self, SmokeCommand.self, BenchCommand.self, BenchWorkerCommand.self
         ]

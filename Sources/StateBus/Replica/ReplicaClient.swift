@@ -298,14 +298,7 @@ final class ReplicaClient {
     /// A wildcard host in the announced endpoint (`tcp://0.0.0.0:5556`, `tcp://*:5556`) is
     /// replaced by the host the view used for the control endpoint.
     static func reachableEndpoint(_ announced: String, controlEndpoint: String) -> String {
-        guard announced.hasPrefix("tcp://"), controlEndpoint.hasPrefix("tcp://") else { return announced }
-        let rest = announced.dropFirst("tcp://".count)
-        guard let colon = rest.lastIndex(of: ":") else { return announced }
-        let host = rest[..<colon]
-        guard host == "*" || host == "0.0.0.0" || host == "[::]" else { return announced }
-        let controlRest = controlEndpoint.dropFirst("tcp://".count)
-        guard let controlColon = controlRest.lastIndex(of: ":") else { return announced }
-        return "tcp://\(controlRest[..<controlColon])\(rest[colon...])"
+        UpdatesEndpoint.reachable(announced, controlEndpoint: controlEndpoint)
     }
 
     private func requestSnapshot() {

@@ -1,7 +1,7 @@
 import StateBusWire
 
 extension PropertyChange {
-    init(wire: Statebus_V1_Change) {
+    package init(wire: Statebus_V1_Change) {
         self.init(
             wire.property, at: ValuePath(wire: wire.path), to: Value(wire: wire.value),
             expectedVersion: wire.hasExpectedVersion ? wire.expectedVersion : nil
@@ -10,7 +10,7 @@ extension PropertyChange {
         position = Int(wire.position)
     }
 
-    var wire: Statebus_V1_Change {
+    package var wire: Statebus_V1_Change {
         var wire = Statebus_V1_Change()
         wire.property = property
         wire.path = path.wire
