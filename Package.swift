@@ -104,7 +104,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
-                .product(name: "IdentifiedCollections", package: "swift-identified-collections")
+                .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
         // The fuzz harness of a host's request handling and a replica's publication handling
