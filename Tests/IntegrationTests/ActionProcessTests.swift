@@ -10,13 +10,6 @@ import ZeroMQ
 /// replica in this process, from `statebus call`, and through a relay.
 @Suite("Actions: a view calls a method that runs on the host")
 struct ActionProcessTests {
-    /// Runs a `statebus` command to its end. - Returns: its exit status and output.
-    static func statebus(_ arguments: [String]) throws -> (status: Int32, output: [String]) {
-        let process = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments, name: "statebus \(arguments[0])")
-        defer { process.terminate() }
-        let status = try process.waitForExit(timeout: .seconds(60))
-        return (status, process.output)
-    }
 
     /// Starts the profile demo's host in a new private folder.
     static func profileHost() async throws -> (host: NodeProcess, control: String, folder: String) {
@@ -101,20 +94,20 @@ struct ActionProcessTests {
             host.terminate()
             try? FileManager.default.removeItem(atPath: folder)
         }
-        var run = try Self.statebus(["objects", "--control", control])
+        var run = try runStatebus(["objects", "--control", control])
         #expect(run.output.contains("  action rename(to: String) -> String"), "\(run.output)")
         #expect(run.output.contains("  action loadUser() -> User"), "\(run.output)")
 
-        run = try Self.statebus(["call", "--control", control, "--object", "Profile", "rename", #"["erin"]"#])
+        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"["erin"]"#])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.last == #""anna""#, "\(run.output)")
-        run = try Self.statebus(["get", "--control", control, "--object", "Profile", "user.username"])
+        run = try runStatebus(["get", "--control", control, "--object", "Profile", "user.username"])
         #expect(run.output.last == #""erin""#, "\(run.output)")
 
-        run = try Self.statebus(["call", "--control", control, "--object", "Profile", "rename", #"[""]"#, "--json"])
+        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"[""]"#, "--json"])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains(#""code":"actionFailed""#) && $0.contains("cannot be blank") }, "\(run.output)")
-        run = try Self.statebus(["call", "--control", control, "--object", "Profile", "rename", #""erin""#])
+        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #""erin""#])
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("must be a JSON array") }, "\(run.output)")
 
@@ -124,13 +117,13 @@ struct ActionProcessTests {
             name: "relay")
         defer { relay.terminate() }
         try await relay.waitForLine("the relay ready") { $0.hasPrefix("ready ") }
-        run = try Self.statebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"["fay"]"#])
+        run = try runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"["fay"]"#])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.last == #""erin""#, "\(run.output)")
-        run = try Self.statebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"[" "]"#])
+        run = try runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"[" "]"#])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains("cannot be blank") }, "the host's reason through the relay: \(run.output)")
-        run = try Self.statebus(["get", "--control", relayControl, "--object", "Profile", "user.username"])
+        run = try runStatebus(["get", "--control", relayControl, "--object", "Profile", "user.username"])
         #expect(run.output.last == #""fay""#, "\(run.output)")
     }
 

@@ -6,13 +6,6 @@ import Testing
 /// through both relays and one on the host itself.
 @Suite("Relays: a view through two relays converges with a view on the host")
 struct RelayProcessTests {
-    /// Runs a `statebus` command to its end. - Returns: its exit status and output.
-    static func statebus(_ arguments: [String]) throws -> (status: Int32, output: [String]) {
-        let process = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments, name: "statebus \(arguments[0])")
-        defer { process.terminate() }
-        let status = try process.waitForExit(timeout: .seconds(60))
-        return (status, process.output)
-    }
 
     /// Waits until both views print, after their line `marks`, a state whose values
     /// contain `fragment`.
@@ -62,7 +55,7 @@ struct RelayProcessTests {
 
         // A change made at the host.
         var marks = views.map(\.lineCount)
-        var run = try Self.statebus(["set", "--control", hostControl, "--object", "Counter", "count", "5"])
+        var run = try runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "5"])
         #expect(run.status == 0, "\(run.output)")
         try await Self.waitForBoth(views, after: marks, #""count":5,"#, "the host's change")
 
@@ -72,7 +65,7 @@ struct RelayProcessTests {
         try await relayed.waitForLine("the relayed edit's answer", after: marks[0], timeout: .seconds(60)) { $0.contains(#""event":"write""#) }
         #expect(relayed.output.contains { $0.contains(#""event":"write""#) && $0.contains(#""accepted":true"#) }, "\(relayed.output.suffix(5))")
         try await Self.waitForBoth(views, after: marks, #""count":9,"#, "the relayed view's edit")
-        run = try Self.statebus(["get", "--control", hostControl, "--object", "Counter", "count"])
+        run = try runStatebus(["get", "--control", hostControl, "--object", "Counter", "count"])
         #expect(run.output.last == "9", "the host holds \(run.output)")
 
         // A refused edit comes back through both relays with the host's reason.
@@ -93,7 +86,7 @@ struct RelayProcessTests {
         try await host.waitForLine("the host ready again", after: hostMark) { $0.hasPrefix("ready ") }
         try await Self.waitForBoth(views, after: marks, #""count":0,"#, "the new host's state")
         marks = views.map(\.lineCount)
-        run = try Self.statebus(["set", "--control", hostControl, "--object", "Counter", "count", "11"])
+        run = try runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "11"])
         #expect(run.status == 0, "\(run.output)")
         try await Self.waitForBoth(views, after: marks, #""count":11,"#, "the new host's change")
         marks = views.map(\.lineCount)

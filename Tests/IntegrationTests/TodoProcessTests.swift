@@ -6,13 +6,6 @@ import Testing
 /// views, edits typed into the views, the host's state read with `statebus get`.
 @Suite("Keyed collections: element by element across processes")
 struct TodoProcessTests {
-    /// Runs a `statebus` command to its end. - Returns: its exit status and output.
-    static func statebus(_ arguments: [String]) throws -> (status: Int32, output: [String]) {
-        let process = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments, name: "statebus \(arguments[0])")
-        defer { process.terminate() }
-        let status = try process.waitForExit(timeout: .seconds(60))
-        return (status, process.output)
-    }
 
     /// The to-do host and two list views, in a new folder.
     static func start() async throws -> (host: NodeProcess, views: [NodeProcess], control: String, folder: String) {
@@ -61,7 +54,7 @@ struct TodoProcessTests {
                 Self.lastList(of: view) == expected
             }
         }
-        let run = try Self.statebus(["get", "--control", control, "--object", "TodoList", "todos"])
+        let run = try runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
         #expect(run.status == 0)
         #expect(
             run.output.last
@@ -81,22 +74,22 @@ struct TodoProcessTests {
         for view in views {
             try await view.waitForLine("\(view.name) without t2") { $0.contains("To-do (2):") }
         }
-        var run = try Self.statebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t2"].title"#, #""too late""#])
+        var run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t2"].title"#, #""too late""#])
         #expect(run.status == 1)
         #expect(
             run.output.contains { $0.contains("invalidPath") && $0.contains(#"no element with id "t2" (another writer may have removed it)"#) },
             "\(run.output)")
         // The element validator sees the element written, and refuses a blank title.
-        run = try Self.statebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].title"#, #""   ""#])
+        run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].title"#, #""   ""#])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains("validationFailed") && $0.contains("to-do t3 needs a title that is not blank") }, "\(run.output)")
         // An edit of an item that is there goes by id, as a path write.
-        run = try Self.statebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].done"#, "true"])
+        run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].done"#, "true"])
         #expect(run.status == 0, "\(run.output)")
         for view in views {
             try await view.waitForLine("\(view.name) shows t3 done") { $0.contains("[x] t3 call the plumber") }
         }
-        run = try Self.statebus(["get", "--control", control, "--object", "TodoList", "todos"])
+        run = try runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
         #expect(run.output.last?.contains("too late") == false)
         #expect(run.output.last?.contains(#""id": "t2""#) == false, "\(run.output)")
     }

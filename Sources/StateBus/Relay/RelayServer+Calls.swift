@@ -8,21 +8,7 @@ import StateBusWire
 extension RelayServer {
     /// Forwards a view's call upstream, or answers at once with why it cannot go.
     func forward(_ call: Statebus_V1_CallRequest, from identity: [UInt8], requestID: UInt64) {
-        var refusal: StateBusError?
-        switch clients.admitsWrite(viewID: call.viewID, from: identity) {
-        case .admitted: break
-        case .notJoined:
-            refusal = StateBusError(
-                .notJoined,
-                "view id '\(call.viewID)' has not said hello on this connection to this relay; send a hello first, then the call again",
-                object: call.object)
-        case .heldByAnother:
-            refusal = StateBusError(
-                .viewIDInUse, "view id '\(call.viewID)' belongs to another connection; this connection may not call as it", object: call.object)
-        }
-        if refusal == nil, copies[call.object] == nil, upstreamWelcome != nil {
-            refusal = StateBusError(.unknownObject, "this relay relays no object '\(call.object)'", object: call.object)
-        }
+        var refusal = admission(of: call.viewID, to: call.object, from: identity, for: "call")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
                 .overloaded,

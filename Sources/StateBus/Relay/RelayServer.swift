@@ -325,22 +325,28 @@ final class RelayServer {
     }
 
     /// Sends a view's write upstream, or refuses it with the reason.
-    private func forward(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
-        var refusal: StateBusError?
-        switch clients.admitsWrite(viewID: write.viewID, from: identity) {
+    /// Why a view's write or call cannot be forwarded: its view id is not bound to this
+    /// connection, or the relay does not relay the object; `nil` when it can go.
+    func admission(of viewID: String, to object: String, from identity: [UInt8], for what: String) -> StateBusError? {
+        switch clients.admitsWrite(viewID: viewID, from: identity) {
         case .admitted: break
         case .notJoined:
-            refusal = StateBusError(
+            return StateBusError(
                 .notJoined,
-                "view id '\(write.viewID)' has not said hello on this connection to this relay (it rejoined its upstream, or the connection is new); send a hello first, then the write again",
-                object: write.object)
+                "view id '\(viewID)' has not said hello on this connection to this relay (it rejoined its upstream, or the connection is new); send a hello first, then the \(what) again",
+                object: object)
         case .heldByAnother:
-            refusal = StateBusError(
-                .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it", object: write.object)
+            return StateBusError(
+                .viewIDInUse, "view id '\(viewID)' belongs to another connection; this connection may not \(what) as it", object: object)
         }
-        if refusal == nil, copies[write.object] == nil, upstreamWelcome != nil {
-            refusal = StateBusError(.unknownObject, "this relay relays no object '\(write.object)'", object: write.object)
+        if copies[object] == nil, upstreamWelcome != nil {
+            return StateBusError(.unknownObject, "this relay relays no object '\(object)'", object: object)
         }
+        return nil
+    }
+
+    private func forward(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
+        var refusal = admission(of: write.viewID, to: write.object, from: identity, for: "write")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
                 .notJoined,
