@@ -22,7 +22,7 @@ public struct ElementValidator: Sendable {
     let check: @Sendable (Value) -> String?
 
     /// Wraps a rule over the element's type.
-    public init<Element: Decodable>(_ rule: @escaping @Sendable (Element) -> String?) {
+    public init<Element: Decodable & Sendable>(_ rule: @escaping @Sendable (Element) -> String?) {
         check = { value in
             guard let element = try? ValueDecoder().decode(Element.self, from: value) else { return "not a \(Element.self)" }
             return rule(element)
