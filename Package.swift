@@ -30,7 +30,8 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
-        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1")
+        .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -79,7 +80,8 @@ let package = Package(
                 "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusMacros", "CSQLite",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf")
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
         // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
@@ -105,7 +107,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf")
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
         // The fuzz harness of a host's request handling and a replica's publication handling
@@ -147,6 +150,7 @@ let package = Package(
                 "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "PropertyBased", package: "swift-property-based")
             ], swiftSettings: strict
         ),

@@ -1,5 +1,7 @@
 import ArgumentParser
 import Foundation
+import Logging
+import ServiceLifecycle
 import StateBus
 import StateBusRuntime
 import StateBusWire
@@ -143,8 +145,17 @@ struct HostCommand: AsyncParsableCommand {
                 )
             }
         }
-        await stop.wait()
-        host.stop()
+        // The host runs as a service: SIGINT or SIGTERM (trapped from the start of `run`, so
+        // one that comes while the host starts is not lost) shuts the group down gracefully,
+        // and the host stops with its last commit and publication done.
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [.init(service: host)], logger: Logger(label: "statebus.services")))
+        let shutdown = Task {
+            await stop.wait()
+            await services.triggerGracefulShutdown()
+        }
+        try await services.run()
+        shutdown.cancel()
         printer.cancel()
         emit("stopped")
     }

@@ -148,7 +148,7 @@ struct LoadCommand: AsyncParsableCommand {
                 while !Task.isCancelled, !replicas.allSatisfy({ $0.connectionState == state }) {
                     try? await Task.sleep(for: .milliseconds(1))  // a poll of many replicas, not synchronisation
                 }
-                emit("all \(state) at=\(monotonicNanoseconds())")
+                emit("all \(state) at=\(BenchClock.now())")
                 continue
             }
             let words = line.split(separator: " ")
@@ -156,16 +156,9 @@ struct LoadCommand: AsyncParsableCommand {
             while !Task.isCancelled, !replicas.allSatisfy({ $0.sequence >= target }) {
                 try? await Task.sleep(for: .microseconds(200))  // a poll of many replicas, not synchronisation
             }
-            emit("reached sequence=\(target) at=\(monotonicNanoseconds())")
+            emit("reached sequence=\(target) at=\(BenchClock.now())")
         }
     }
-}
-
-/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the machine.
-private func monotonicNanoseconds() -> UInt64 {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
 }
 
 extension Duration {

@@ -63,7 +63,9 @@ struct WatchCommand: AsyncParsableCommand {
                 if now != last {
                     last = now
                     if output.json {
-                        emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch)}"#)
+                        // `at`: when the view saw it (CLOCK_MONOTONIC ns), so a reader can time it
+                        // without counting its own delay in reading this line.
+                        emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch),"at":\#(BenchClock.now())}"#)
                     } else {
                         emit("connection: \(now)")
                     }

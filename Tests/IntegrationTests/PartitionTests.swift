@@ -25,6 +25,13 @@ struct PartitionTests {
     /// measured figure is printed.
     static let slack = Duration.seconds(8)
 
+    /// `CLOCK_MONOTONIC` in nanoseconds, the clock of `statebus watch`'s `at`.
+    static func monotonicNanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec)
+    }
+
     @Test("the view goes stale within the documented time, a write made meanwhile waits, and both converge when the link returns")
     func partition() async throws {
         guard let link = try Link.make() else { return }
@@ -64,11 +71,14 @@ struct PartitionTests {
         // Cut: the view must notice by itself, from the missing heartbeats.
         var mark = view.lineCount
         try link.set(up: false)
-        let cut = ContinuousClock.now
-        try await view.waitForLine("the view stale", after: mark, timeout: .seconds(20)) {
+        let cut = Self.monotonicNanoseconds()
+        let staleLine = try await view.waitForLine("the view stale", after: mark, timeout: .seconds(20)) {
             $0.contains(#""event":"connection","connection":"stale""#)
         }
-        let staleAfter = ContinuousClock.now - cut
+        // Timed by the view's own clock reading (`at`), not by when this busy test process
+        // got to read the line.
+        let staleAt = staleLine.components(separatedBy: #""at":"#).last.flatMap { UInt64($0.prefix { $0.isNumber }) } ?? Self.monotonicNanoseconds()
+        let staleAfter = Duration.nanoseconds(Int64(staleAt &- cut))
         #expect(staleAfter <= Self.staleAfter + Self.slack, "stale \(staleAfter) after the cut; documented: \(Self.staleAfter)")
 
         // A write during the partition: today it is shown at once (optimistically) and waits,
