@@ -100,6 +100,7 @@ final class HostTarget {
         case .writeReply(let write): write.accepted ? "accepted" : "rejected"
         case .error(let error): "error.\(error.code)"
         case .pong: "pong"
+        case .viewList: "views"
         case .callReply(let call): call.ok ? "called" : "call.\(call.error.code)"
         case nil: "empty"
         }

@@ -53,6 +53,7 @@ struct RequestGenerator {
             goodbye.viewID = FuzzObjects.viewIDs.randomElement(using: &random)!
             request.goodbye = goodbye
         case 4: break  // no body
+        case 5: request.views = Statebus_V1_ViewsRequest()
         default: request.write = write(using: &random)
         }
         var bytes: [UInt8] = (try? request.serializedBytes()) ?? []

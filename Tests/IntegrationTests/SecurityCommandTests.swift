@@ -117,6 +117,9 @@ struct SecureLaunchTests {
             }
             #expect(launch.output.contains { $0.contains("CURVE on") }, "the host runs with keys: \(launch.output.suffix(20))")
             #expect(!launch.output.contains { $0.contains(view.secretKey) || $0.contains(keys.host.secretKey) }, "no secret key in any output")
+            // The host's list of connected views names the view's key as the keys file does.
+            let listed = try await ConnectedView.list(controlEndpoint: system.endpoint("secure.control"), security: keys.security(view))
+            #expect(listed.views.map(\.keyName) == ["view"], "\(listed)")
 
             // SIGHUP to the launcher reaches the host, which re-reads its authorized keys and
             // cuts the removed view off.

@@ -63,7 +63,7 @@ struct ThirdPartyClientTests {
     }
 
     @Test(
-        "the Python actions client in PROTOCOL.md sees the actions in the welcome, calls one, and gets a thrown error's reason",
+        "the Python actions client in PROTOCOL.md sees the actions in the welcome, calls one, gets a thrown error's reason, and lists itself among the connected views",
         .enabled(if: pythonClientAvailable, "needs protoc, python3, pyzmq and protobuf"))
     func pythonActionsClient() async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -72,7 +72,8 @@ struct ThirdPartyClientTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let specification = try String(contentsOf: root.appendingPathComponent("proto/PROTOCOL.md"), encoding: .utf8)
         let block = try #require(Self.pythonBlock(in: specification, section: "14"))
-        try "CONTROL = \"ipc://\(folder)/control\"\n\(block)".write(toFile: "\(folder)/actions.py", atomically: true, encoding: .utf8)
+        let views = try #require(Self.pythonBlock(in: specification, section: "16"))
+        try "CONTROL = \"ipc://\(folder)/control\"\n\(block)\n\(views)".write(toFile: "\(folder)/actions.py", atomically: true, encoding: .utf8)
         let statebus = try BuiltProducts.executable("statebus")
         let host = try NodeProcess(
             executable: statebus,
@@ -93,6 +94,8 @@ struct ThirdPartyClientTests {
         #expect(python.output.contains { $0.hasPrefix("ok anna ") }, "\(python.output)")
         #expect(
             python.output.contains { $0.hasPrefix("refused ERROR_CODE_ACTION_FAILED") && $0.contains("cannot be blank") }, "\(python.output)")
+        // Section 16's client, after the actions client's hello: it is the one connected view.
+        #expect(python.output.contains { $0.contains(" py view ") && $0.hasSuffix(" ms") }, "\(python.output)")
         let get = try NodeProcess(
             executable: statebus, arguments: ["get", "--control", "ipc://\(folder)/control", "--object", "Profile", "user.username"], name: "get")
         #expect(try get.waitForExit() == 0)

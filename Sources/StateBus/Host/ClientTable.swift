@@ -25,6 +25,12 @@ struct ClientTable {
         var viewID: String?
         /// Its hello said it is a relay: it writes for the views joined to it.
         var isRelay = false
+        /// The node name its hello gave ("" when none), for the list of connected views.
+        var nodeName = ""
+        /// The authorized key's name, on a host with keys ("" otherwise).
+        var keyName = ""
+        /// When its hello bound its view id.
+        var boundSince: ContinuousClock.Instant?
         /// When it last sent anything.
         var lastSeen: ContinuousClock.Instant
         /// Replies that the socket did not take yet, oldest first.
@@ -88,8 +94,51 @@ struct ClientTable {
         let kept = bindings[viewID].flatMap { $0.identity == identity ? $0.token : nil }
         let token = kept ?? Self.newToken()
         bindings[viewID] = Binding(identity: identity, token: token)
+        if clients[identity]?.viewID != viewID { clients[identity, default: Client(lastSeen: now)].boundSince = now }
         clients[identity, default: Client(lastSeen: now)].viewID = viewID
         return .bound(token: token)
+    }
+
+    /// Records what a hello said about its connection, for ``connectedViews(now:limit:)``.
+    mutating func describe(_ identity: [UInt8], nodeName: String) {
+        clients[identity]?.nodeName = nodeName
+    }
+
+    /// Records the name of the authorized key a connection's hello came with.
+    mutating func noteKeyName(_ keyName: String, of identity: [UInt8]) {
+        clients[identity]?.keyName = keyName
+    }
+
+    /// A view's goodbye: forgets its connection at once, so its view id is free and it
+    /// leaves the list of connected views. A goodbye naming a view id this connection does
+    /// not hold changes nothing.
+    mutating func goodbye(viewID: String, from identity: [UInt8]) {
+        guard !viewID.isEmpty, clients[identity]?.viewID == viewID, bindings[viewID]?.identity == identity else { return }
+        drop(identity)
+    }
+
+    /// One connection whose hello bound a view id, as ``connectedViews(now:limit:)`` lists it.
+    struct ConnectedClient: Equatable {
+        var viewID: String
+        var nodeName: String
+        var keyName: String
+        var isRelay: Bool
+        var connectedFor: Duration
+        var silentFor: Duration
+    }
+
+    /// The connections whose hello bound a view id and that were heard from within the
+    /// lease, longest connected first, at most `limit` of them.
+    /// - Returns: the listed ones, and how many more there are.
+    func connectedViews(now: ContinuousClock.Instant = .now, limit: Int) -> (listed: [ConnectedClient], omitted: Int) {
+        let live = clients.values.compactMap { client -> ConnectedClient? in
+            guard let viewID = client.viewID, now - client.lastSeen < lease else { return nil }
+            return ConnectedClient(
+                viewID: viewID, nodeName: client.nodeName, keyName: client.keyName, isRelay: client.isRelay,
+                connectedFor: now - (client.boundSince ?? client.lastSeen), silentFor: now - client.lastSeen)
+        }
+        let sorted = live.sorted { ($0.connectedFor, $1.viewID) > ($1.connectedFor, $0.viewID) }
+        return (Array(sorted.prefix(limit)), max(0, sorted.count - limit))
     }
 
     /// What a write naming a view id gets.

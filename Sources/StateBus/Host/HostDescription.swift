@@ -1,8 +1,4 @@
-import Foundation
-import StateBusRuntime
 import StateBusWire
-import SwiftProtobuf
-import ZeroMQ
 
 /// What a running host says about itself in its welcome: epoch, endpoints, object schemas.
 public struct HostDescription: Sendable {
@@ -37,43 +33,16 @@ public struct HostDescription: Sendable {
     ///   - controlEndpoint: the host's control endpoint.
     ///   - timeout: how long to wait for the answer.
     ///   - security: CURVE keys, for a host that has them.
-    /// - Throws: `StateBusError.timeout` when nothing answers in time.
+    /// - Throws: `StateBusError.timeout` when nothing answers in time, or the host's error
+    ///   (`forbidden`, say).
     public static func fetch(controlEndpoint: String, timeout: Duration = .seconds(5), security: ReplicaSecurity? = nil) async throws
         -> HostDescription
     {
-        try RuntimeFolder.checkEndpoint(controlEndpoint)
-        let loop = try IOLoop(context: try Context(), name: "statebus-probe")
-        defer { loop.shutdown() }
-        let socket = try await AsyncSocket(loop: loop, type: .dealer)
-        if let security {
-            try await socket.withSocket { socket in try socket.makeCurveClient(keys: security.keys, serverKey: security.hostPublicKey) }
-        }
-        try await socket.connect(controlEndpoint)
-        var request = Statebus_V1_Request()
-        request.protocolVersion = StateBusProtocol.version
-        request.requestID = 1
-        request.hello = Statebus_V1_Hello()
-        try socket.send(try request.serializedBytes() as [UInt8])
-        let reply: Statebus_V1_Reply? = try await withThrowingTaskGroup(of: Statebus_V1_Reply?.self) { group in
-            group.addTask {
-                for await frames in socket.messages {
-                    if let reply = try? Statebus_V1_Reply(serializedBytes: frames.last ?? []), reply.hasWelcome { return reply }
-                }
-                return nil
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
-        guard let welcome = reply?.welcome else {
-            throw StateBusError(
-                .timeout,
-                "no host answered at \(controlEndpoint) within \(timeout); is it running, and is the endpoint right?"
-                    + (security == nil ? " (a host with keys answers only --key/--host-key)" : " Are this key authorized and the host key right?"))
+        let reply = try await ControlProbe.ask(
+            controlEndpoint: controlEndpoint, timeout: timeout, security: security, body: .hello(Statebus_V1_Hello()))
+        if case .error(let error) = reply?.body { throw StateBusError(wire: error) }
+        guard case .welcome(let welcome) = reply?.body else {
+            throw ControlProbe.silence(at: controlEndpoint, timeout: timeout, security: security)
         }
         var objects: [String: [Property]] = [:]
         var actions: [String: [ActionDefinition]] = [:]
@@ -85,12 +54,5 @@ public struct HostDescription: Sendable {
         }
         return HostDescription(
             name: welcome.hostName, epoch: welcome.epoch, updatesEndpoint: welcome.updatesEndpoint, objects: objects, actions: actions)
-    }
-}
-
-extension Statebus_V1_Reply {
-    var hasWelcome: Bool {
-        if case .welcome = body { return true }
-        return false
     }
 }

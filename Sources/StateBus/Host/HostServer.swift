@@ -277,6 +277,9 @@ final class HostServer {
             refuse(request, refusal, to: identity)
             return
         }
+        if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
+            clients.noteKeyName(keyName, of: identity)
+        }
         switch request.body {
         case .hello(let hello):
             var welcome = self.welcome
@@ -303,6 +306,7 @@ final class HostServer {
                 case .bound(let token):
                     welcome.sessionToken = Data(token)
                     if hello.relay { clients.markRelay(identity) }
+                    clients.describe(identity, nodeName: hello.nodeName)
                 case .inUse:
                     counters.badMessages.add(1, ordering: .relaxed)
                     reply(
@@ -329,13 +333,17 @@ final class HostServer {
             send(reply, to: identity, requestID: request.requestID)
         case .call(let call):
             handleCall(call, from: identity, requestID: request.requestID)
-        case .goodbye:
-            break
+        case .views:
+            var reply = Statebus_V1_Reply()
+            reply.viewList = clients.viewList()
+            send(reply, to: identity, requestID: request.requestID)
+        case .goodbye(let goodbye):
+            clients.goodbye(viewID: goodbye.viewID, from: identity)
         case .none:
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, ping or goodbye)"))
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
         }
     }
 

@@ -157,7 +157,7 @@ extension RelayServer {
                 } else {
                     logger.warning("upstream error: \(error)")
                 }
-            case .pong, .none:
+            case .pong, .viewList, .none:
                 break
             }
         }

@@ -217,6 +217,9 @@ final class RelayServer {
             send(reply, to: identity, requestID: request.requestID)
             return
         }
+        if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
+            clients.noteKeyName(keyName, of: identity)
+        }
         handle(request, from: identity, deadline: .now + configuration.parkedRequestTimeout)
     }
 
@@ -256,13 +259,17 @@ final class RelayServer {
             pong.epoch = epoch
             reply.pong = pong
             send(reply, to: identity, requestID: request.requestID)
-        case .goodbye:
-            break
+        case .views:
+            var reply = Statebus_V1_Reply()
+            reply.viewList = clients.viewList()
+            send(reply, to: identity, requestID: request.requestID)
+        case .goodbye(let goodbye):
+            clients.goodbye(viewID: goodbye.viewID, from: identity)
         case .none:
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, ping or goodbye)"))
+                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
         }
     }
 
@@ -285,6 +292,7 @@ final class RelayServer {
             case .bound(let token):
                 welcome.sessionToken = Data(token)
                 if hello.relay { clients.markRelay(identity) }
+                clients.describe(identity, nodeName: hello.nodeName)
             case .inUse:
                 counters.badMessages.add(1, ordering: .relaxed)
                 reply(

@@ -246,7 +246,7 @@ final class ReplicaClient {
                 } else {
                     logger.warning("host error: \(error)")
                 }
-            case .pong, .none: break
+            case .pong, .viewList, .none: break
             }
         }
     }

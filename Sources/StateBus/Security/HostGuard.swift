@@ -150,6 +150,12 @@ final class HostGuard {
 
     // MARK: Requests
 
+    /// The name the authorized keys file gives the key of the connection a frame came in on
+    /// (for the list of connected views), or `nil` for a key not listed.
+    func keyName(of payload: ZeroMQ.Message) -> String? {
+        payload.property("User-Id").flatMap { authorized.entry(for: $0)?.name }
+    }
+
     /// Why a request may not be handled, or `nil` when its key may make it.
     /// - Parameters:
     ///   - request: the decoded request.

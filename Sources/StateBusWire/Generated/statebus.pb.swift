@@ -612,6 +612,14 @@ package nonisolated struct Statebus_V1_Request: Sendable {
     set {body = .call(newValue)}
   }
 
+  package var views: Statebus_V1_ViewsRequest {
+    get {
+      if case .views(let v)? = body {return v}
+      return Statebus_V1_ViewsRequest()
+    }
+    set {body = .views(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -621,6 +629,7 @@ package nonisolated struct Statebus_V1_Request: Sendable {
     case goodbye(Statebus_V1_Goodbye)
     case ping(Statebus_V1_Ping)
     case call(Statebus_V1_CallRequest)
+    case views(Statebus_V1_ViewsRequest)
 
   }
 
@@ -687,6 +696,14 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .callReply(newValue)}
   }
 
+  package var viewList: Statebus_V1_ViewList {
+    get {
+      if case .viewList(let v)? = body {return v}
+      return Statebus_V1_ViewList()
+    }
+    set {body = .viewList(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -696,6 +713,7 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     case error(Statebus_V1_Error)
     case pong(Statebus_V1_Pong)
     case callReply(Statebus_V1_CallReply)
+    case viewList(Statebus_V1_ViewList)
 
   }
 
@@ -955,6 +973,62 @@ package nonisolated struct Statebus_V1_Ping: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// Who is connected: the views (and relays) whose hello bound a view id on this host's (or
+/// relay's) control socket and that have not said goodbye or fallen silent for the lease.
+/// For tools (statebus views, the inspector); any key that may connect may ask.
+package nonisolated struct Statebus_V1_ViewsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Statebus_V1_ViewList: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// longest connected first, at most 1,000
+  package var views: [Statebus_V1_ConnectedView] = []
+
+  /// views beyond that limit, not listed
+  package var omitted: UInt32 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Statebus_V1_ConnectedView: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var viewID: String = String()
+
+  /// from its hello ("" when it gave none)
+  package var nodeName: String = String()
+
+  /// a relay: the views joined to it are listed by the relay
+  package var relay: Bool = false
+
+  /// since its hello bound the view id
+  package var connectedMs: UInt64 = 0
+
+  /// since it last sent anything (views ping when idle)
+  package var silentMs: UInt64 = 0
+
+  /// the authorized key's name, on a host with keys
+  package var keyName: String = String()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1618,7 +1692,7 @@ nonisolated extension Statebus_V1_ActionParameter: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Request"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0\u{1}call\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}hello\0\u{1}snapshot\0\u{1}write\0\u{1}goodbye\0\u{1}ping\0\u{1}call\0\u{1}views\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1706,6 +1780,19 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
           self.body = .call(v)
         }
       }()
+      case 16: try {
+        var v: Statebus_V1_ViewsRequest?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .views(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .views(v)
+        }
+      }()
       default: break
       }
     }
@@ -1747,6 +1834,10 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
       guard case .call(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
+    case .views?: try {
+      guard case .views(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -1763,7 +1854,7 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Reply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0\u{3}call_reply\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0\u{3}call_reply\0\u{3}view_list\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1851,6 +1942,19 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
           self.body = .callReply(v)
         }
       }()
+      case 16: try {
+        var v: Statebus_V1_ViewList?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .viewList(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .viewList(v)
+        }
+      }()
       default: break
       }
     }
@@ -1891,6 +1995,10 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
     case .callReply?: try {
       guard case .callReply(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .viewList?: try {
+      guard case .viewList(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
     }()
     case nil: break
     }
@@ -2387,6 +2495,115 @@ nonisolated extension Statebus_V1_Ping: SwiftProtobuf.Message, SwiftProtobuf._Me
   }
 
   package static func ==(lhs: Statebus_V1_Ping, rhs: Statebus_V1_Ping) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_ViewsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ViewsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_ViewsRequest, rhs: Statebus_V1_ViewsRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_ViewList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ViewList"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}views\0\u{1}omitted\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.views) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.omitted) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.views.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.views, fieldNumber: 1)
+    }
+    if self.omitted != 0 {
+      try visitor.visitSingularUInt32Field(value: self.omitted, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_ViewList, rhs: Statebus_V1_ViewList) -> Bool {
+    if lhs.views != rhs.views {return false}
+    if lhs.omitted != rhs.omitted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_ConnectedView: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ConnectedView"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}relay\0\u{3}connected_ms\0\u{3}silent_ms\0\u{3}key_name\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.viewID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.nodeName) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.relay) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.connectedMs) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.silentMs) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.keyName) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.viewID.isEmpty {
+      try visitor.visitSingularStringField(value: self.viewID, fieldNumber: 1)
+    }
+    if !self.nodeName.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeName, fieldNumber: 2)
+    }
+    if self.relay != false {
+      try visitor.visitSingularBoolField(value: self.relay, fieldNumber: 3)
+    }
+    if self.connectedMs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.connectedMs, fieldNumber: 4)
+    }
+    if self.silentMs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.silentMs, fieldNumber: 5)
+    }
+    if !self.keyName.isEmpty {
+      try visitor.visitSingularStringField(value: self.keyName, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_ConnectedView, rhs: Statebus_V1_ConnectedView) -> Bool {
+    if lhs.viewID != rhs.viewID {return false}
+    if lhs.nodeName != rhs.nodeName {return false}
+    if lhs.relay != rhs.relay {return false}
+    if lhs.connectedMs != rhs.connectedMs {return false}
+    if lhs.silentMs != rhs.silentMs {return false}
+    if lhs.keyName != rhs.keyName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,79 @@
+import Foundation
+import StateBus
+import StateBusTesting
+import Testing
+
+/// `statebus views` and ``ConnectedView/list(controlEndpoint:timeout:security:)``: who is
+/// connected to a host, with real view processes joining and leaving.
+@Suite("statebus views lists the views connected to a host")
+struct ConnectedViewsTests {
+    static let counter = ObjectDefinition("Counter", properties: [PropertyDefinition("count", default: 0)])
+
+    @Test("a view is listed with its node name from its hello until its goodbye")
+    func joinAndLeave() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHost([Self.counter])
+            let none = try await ConnectedView.list(controlEndpoint: host.controlEndpoint)
+            #expect(none.views.isEmpty)
+
+            let watcher = try system.startProcess(
+                executable: system.statebus,
+                arguments: ["watch", "--control", host.controlEndpoint, "--object", "Counter", "--name", "kitchen-panel"], name: "watch")
+            try await watcher.waitForLine("the watcher's first state") { $0.hasPrefix("Counter @ sequence 0 (live)") }
+
+            let listed = try await ConnectedView.list(controlEndpoint: host.controlEndpoint)
+            let view = try #require(listed.views.first, "\(listed)")
+            #expect(listed.views.count == 1 && listed.omitted == 0, "\(listed)")
+            #expect(view.nodeName == "kitchen-panel")
+            #expect(!view.isRelay && !view.viewID.isEmpty && view.keyName.isEmpty)
+
+            let text = try runStatebus(["views", "--control", host.controlEndpoint])
+            #expect(text.status == 0)
+            #expect(text.output.first == "1 connected", "\(text.output)")
+            #expect(text.output.contains { $0.hasPrefix("  \(view.viewID) (node kitchen-panel, connected ") }, "\(text.output)")
+            let json = try runStatebus(["views", "--control", host.controlEndpoint, "--json"])
+            #expect(json.status == 0)
+            #expect(json.output.last?.contains(#""node":"kitchen-panel""#) == true, "\(json.output)")
+            #expect(json.output.last?.contains(#""viewID":"\#(view.viewID)""#) == true, "\(json.output)")
+
+            // SIGINT: the watcher closes its replica, which says goodbye; the host forgets it
+            // at once (not after the view-id lease).
+            watcher.signal(SIGINT)
+            #expect(try watcher.waitForExit(timeout: .seconds(30)) == 0)
+            try await waitUntil("the host to forget the view that said goodbye", timeout: .seconds(5)) {
+                (try? await ConnectedView.list(controlEndpoint: host.controlEndpoint).views.isEmpty) == true
+            }
+        }
+    }
+
+    @Test("a relay is listed as a relay by its host, and lists its own views")
+    func throughRelay() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHost([Self.counter])
+            let relayControl = system.endpoint("relay.control")
+            let relay = try system.startProcess(
+                executable: system.statebus,
+                arguments: ["relay", "--upstream", host.controlEndpoint, "--control", relayControl], name: "relay")
+            try await relay.waitForLine("the relay's readiness", timeout: .seconds(60)) { $0.hasPrefix("ready ") }
+            let view = try await system.startView(of: "Counter", at: relayControl, name: "behind-relay")
+            try await waitUntil(view, "count", equals: 0)
+
+            let atHost = try await ConnectedView.list(controlEndpoint: host.controlEndpoint)
+            #expect(atHost.views.count == 1 && atHost.views.first?.isRelay == true, "\(atHost)")
+            try await waitUntil("the relay to list its view", timeout: .seconds(10)) {
+                let atRelay = try await ConnectedView.list(controlEndpoint: relayControl)
+                return atRelay.views.contains { !$0.isRelay }
+            }
+        }
+    }
+
+    @Test("an unreachable endpoint is a timeout that says what to check")
+    func silence() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-views-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try runStatebus(["views", "--control", "ipc://\(folder.path)/nobody", "--timeout", "1"])
+        #expect(run.status != 0)
+        #expect(run.output.contains { $0.contains("no host answered at ipc://\(folder.path)/nobody within") }, "\(run.output)")
+    }
+}
