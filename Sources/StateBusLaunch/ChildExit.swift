@@ -1,6 +1,8 @@
 import Foundation
 
-/// Whether a child process has ended, read from the kernel.
+/// A child process's exit and stops, read from the kernel by a thread that blocks in
+/// `waitid` (with `WNOWAIT`, so the child is not reaped: Foundation's `Process` still
+/// collects it).
 ///
 /// Foundation's `Process` on Linux learns of a child's exit when a socket shared with the
 /// child closes. A process that another thread spawns at the same moment can inherit that
@@ -8,14 +10,51 @@ import Foundation
 /// that other process ends too (swift-corelibs-foundation issue 4795). Under parallel tests
 /// this made a `protoc` that had long exited look alive for 30 s. The kernel knows at once.
 enum ChildExit {
-    /// The exit status of child `pid` if it has ended (128 + the signal number when a signal
-    /// ended it, as a shell reports), else `nil`. The child is not reaped: `Process` still
-    /// collects it.
-    static func peek(_ pid: Int32) -> Int32? {
+    /// Calls `exited` with child `pid`'s exit status (128 + the signal number when a signal
+    /// ended it, as a shell reports) once it has ended, from a thread of its own; or with
+    /// `nil` when the kernel no longer knows the child (`Process` reaped it first, and
+    /// reports it through its termination handler).
+    static func watch(_ pid: Int32, exited: @escaping @Sendable (Int32?) -> Void) {
+        Thread.detachNewThread {
+            exited(
+                wait(for: pid, events: WEXITED).flatMap { $0.code == CLD_EXITED || $0.code == CLD_KILLED || $0.code == CLD_DUMPED ? $0.status : nil })
+        }
+    }
+
+    /// Blocks until child `pid` stops (every one of its threads: the kernel reports a stop
+    /// only when the whole group has stopped) or ends, or `timeout` passes.
+    /// - Returns: whether it stopped or ended in time.
+    static func waitForStop(_ pid: Int32, timeout: Duration) -> Bool {
+        let stopped = OneTimeEvent()
+        Thread.detachNewThread {
+            _ = wait(for: pid, events: WSTOPPED | WEXITED)
+            stopped.fire()
+        }
+        return stopped.wait(upTo: timeout)
+    }
+
+    /// One `waitid` for `events` of child `pid`, without reaping it, retried after a signal.
+    /// - Returns: what happened and its status (128 + the signal for one that ended the
+    ///   child), or `nil` when `pid` is not (or no longer) a child of this process.
+    private static func wait(for pid: Int32, events: Int32) -> (code: Int32, status: Int32)? {
         guard pid > 0 else { return nil }
         var info = siginfo_t()
-        guard waitid(P_PID, id_t(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0, info._sifields._sigchld.si_pid == pid else { return nil }
+        while waitid(P_PID, id_t(pid), &info, events | WNOWAIT) != 0 {
+            guard errno == EINTR else { return nil }
+        }
         let status = info._sifields._sigchld.si_status
-        return info.si_code == CLD_EXITED ? status : 128 + status
+        return (info.si_code, info.si_code == CLD_EXITED ? status : 128 + status)
+    }
+
+    /// Whether process `pid` runs: it exists and is not a zombie (a process that ended and
+    /// waits for its parent, or init, to collect it).
+    static func isRunning(_ pid: Int32) -> Bool {
+        guard pid > 0, Foundation.kill(pid, 0) == 0 || errno != ESRCH else { return false }
+        // The state letter follows the command name, which is in parentheses and may hold
+        // spaces and parentheses itself, so it is found after the last `)`.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+            return true
+        }
+        return stat[stat.index(after: close)...].drop { $0 == " " }.first != "Z"
     }
 }

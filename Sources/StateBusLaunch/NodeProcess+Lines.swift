@@ -56,7 +56,7 @@ extension NodeProcess {
 
     /// Reads run `run`'s output, line by line, on a thread of its own: the reads block, so
     /// they stay off the cooperative pool.
-    func readLines(from handle: FileHandle, run: Int) {
+    func readLines(from handle: FileHandle, run: Int, end: OneTimeEvent) {
         Thread.detachNewThread { [self] in
             var buffer = Data()
             while true {
@@ -70,13 +70,8 @@ extension NodeProcess {
                 }
             }
             if !buffer.isEmpty { received(String(decoding: buffer, as: UTF8.self)) }
-            state.withLock { if $0.run == run { $0.outputEnded = true } }
+            end.fire()
         }
-    }
-
-    /// Blocks until the output of run `run` has been read to its end, or `timeout` passed.
-    func awaitOutputEnd(run: Int, timeout: Duration) {
-        blockingPoll(upTo: timeout, every: .milliseconds(1)) { state.withLock { $0.run != run || $0.outputEnded } }
     }
 
     private func received(_ line: String) {

@@ -5,9 +5,12 @@ import Synchronization
 /// deadline, it can be paused, killed and restarted, and it is always ended in the end (call
 /// ``terminate(grace:)`` in a `defer`, or let a `TestSystem` of StateBusTesting do it).
 ///
-/// Its lines are read on a thread of its own (see `NodeProcess+Lines.swift`). Thread safety:
-/// every method may be called from any thread or task; the synchronous stops (``kill()``,
-/// ``pause()``, ``terminate(grace:)``, ``waitForExit(timeout:)``) block the caller.
+/// Its lines are read on a thread of its own (see `NodeProcess+Lines.swift`), and its exit
+/// is seen by another that blocks in the kernel (``ChildExit``): nothing polls. Thread
+/// safety: every method may be called from any thread or task; the synchronous stops
+/// (``kill()``, ``pause()``, ``terminate(grace:)``, ``waitForExit(timeout:)``) block the
+/// caller until the event or its deadline. Dropping the last reference to a running process
+/// asks it to stop (SIGTERM) and kills it 2 s later if it has not, without blocking.
 public final class NodeProcess: Sendable {
     /// The executable.
     public let executable: URL
@@ -24,10 +27,15 @@ public final class NodeProcess: Sendable {
         var process: Process?
         var input: FileHandle?
         var lines = LineWaiters()
-        var outputEnded = false
         var run = 0
+        /// The current run's exit, seen by ``ChildExit`` or by `Process`, whichever is first.
+        var exit = OneTimeEvent()
+        /// The end of the current run's output (its pipe closed).
+        var outputEnd = OneTimeEvent()
         var exitWaiters: [CheckedContinuation<Int32, Never>] = []
         var exitStatus: Int32?
+        /// The current run's exit was passed to its waiters: later ones get it at once.
+        var exitReported = false
     }
     /// Everything that changes, under one lock. Internal, not private, so that
     /// `NodeProcess+Lines.swift` reads and records lines under the same lock.
@@ -71,33 +79,62 @@ public final class NodeProcess: Sendable {
         process.standardOutput = output
         process.standardError = output
         process.standardInput = input
-        let run = state.withLock { state -> Int in
+        let (run, exit, outputEnd, previous) = state.withLock { state in
+            let previous = state
             state.run += 1
             state.exitStatus = nil
-            state.outputEnded = false
-            return state.run
+            state.exitReported = false
+            state.exit = OneTimeEvent()
+            state.outputEnd = OneTimeEvent()
+            return (state.run, state.exit, state.outputEnd, previous)
         }
+        // `Process` reaps the child and may be the first to know (when the kernel no longer
+        // knows the child by the time ``ChildExit`` asks); either source reports the exit once.
         process.terminationHandler = { [weak self] ended in
             let status = ended.terminationReason == .uncaughtSignal ? 128 + ended.terminationStatus : ended.terminationStatus
-            guard let self else { return }
-            // Report the exit once the run's last lines are in, so whoever awaits it sees
-            // them; bounded, since a grandchild may hold the pipe open.
-            self.awaitOutputEnd(run: run, timeout: .seconds(2))
-            self.exited(run: run, status: status)
+            self?.exited(run: run, status: status, exit: exit, outputEnd: outputEnd)
         }
-        try process.run()
+        do {
+            try process.run()
+        } catch {
+            // Nothing started: the previous run stays the current one.
+            state.withLock { state in
+                state.run = previous.run
+                state.exitStatus = previous.exitStatus
+                state.exitReported = previous.exitReported
+                state.exit = previous.exit
+                state.outputEnd = previous.outputEnd
+            }
+            throw error
+        }
         state.withLock {
             $0.process = process
             $0.input = input.fileHandleForWriting
             $0.lines.beginRun()
         }
-        readLines(from: output.fileHandleForReading, run: run)
+        readLines(from: output.fileHandleForReading, run: run, end: outputEnd)
+        ChildExit.watch(process.processIdentifier) { [weak self] status in
+            guard let status else { return }
+            self?.exited(run: run, status: status, exit: exit, outputEnd: outputEnd)
+        }
     }
 
-    private func exited(run: Int, status: Int32) {
+    /// Records run `run`'s exit (once, whoever reports it first) and, once its last lines
+    /// are in, resumes the tasks awaiting it, so they see those lines; bounded, since a
+    /// grandchild may hold the pipe open.
+    private func exited(run: Int, status: Int32, exit: OneTimeEvent, outputEnd: OneTimeEvent) {
+        let first = state.withLock { state -> Bool in
+            guard state.run == run, state.exitStatus == nil else { return false }
+            state.exitStatus = status
+            return true
+        }
+        // The run's own event, set after its status, so a woken waiter reads the status.
+        exit.fire()
+        guard first else { return }
+        outputEnd.wait(upTo: .seconds(2))
         let waiters = state.withLock { state -> [CheckedContinuation<Int32, Never>] in
             guard state.run == run else { return [] }
-            state.exitStatus = status
+            state.exitReported = true
             defer { state.exitWaiters = [] }
             return state.exitWaiters
         }
@@ -109,7 +146,7 @@ public final class NodeProcess: Sendable {
     public func exitStatus() async -> Int32 {
         await withCheckedContinuation { continuation in
             let status = state.withLock { state -> Int32? in
-                if let status = state.exitStatus { return status }
+                if let status = state.exitStatus, state.exitReported { return status }
                 state.exitWaiters.append(continuation)
                 return nil
             }
@@ -120,8 +157,12 @@ public final class NodeProcess: Sendable {
     /// The process id of the current run.
     public var pid: Int32 { state.withLock { $0.process?.processIdentifier ?? 0 } }
 
+    /// Whether process `pid` (any process, not only a child) is running: it exists and is
+    /// not a zombie, a process that ended and waits to be collected by its parent or init.
+    public static func isRunning(pid: Int32) -> Bool { ChildExit.isRunning(pid) }
+
     /// Whether the current run is still going.
-    public var isRunning: Bool { state.withLock { $0.process }.map { !Self.hasExited($0) } ?? false }
+    public var isRunning: Bool { state.withLock { $0.process != nil && $0.exitStatus == nil } }
 
     /// Writes one line to the current run's standard input.
     public func send(line: String) {
@@ -137,33 +178,22 @@ public final class NodeProcess: Sendable {
 
     /// Kills the current run with SIGKILL and waits (up to 30 s) for it to end.
     public func kill() {
+        guard pid > 0 else { return }
         signal(SIGKILL)
-        guard let process = state.withLock({ $0.process }) else { return }
-        _ = blockingPoll(upTo: .seconds(30), every: .milliseconds(1)) { Self.hasExited(process) }
-    }
-
-    /// Whether a run has ended: `Process` says so, or the kernel does (``ChildExit``).
-    private static func hasExited(_ process: Process) -> Bool {
-        !process.isRunning || ChildExit.peek(process.processIdentifier) != nil
-    }
-
-    /// The exit status of a run that has ended, from `Process` once it noticed, else from
-    /// the kernel.
-    private static func status(of process: Process) -> Int32 {
-        if !process.isRunning { return process.terminationStatus }
-        return ChildExit.peek(process.processIdentifier) ?? -1
+        state.withLock { $0.exit }.wait(upTo: .seconds(30))
     }
 
     /// Pauses the process (SIGSTOP) and returns once every one of its threads has stopped.
     ///
     /// `kill` returns before the stop takes effect: on a busy machine a thread may run on
     /// (and, say, apply an update) for a while. A test that pauses a node to make it miss
-    /// something needs the stop to be complete, so this waits for the kernel to report every
-    /// thread stopped (`/proc/PID/task/*/stat`), for up to 5 seconds.
+    /// something needs the stop to be complete, so this waits, for up to 5 seconds, for the
+    /// kernel to report the child stopped, which it does once every thread has stopped.
     public func pause() {
-        signal(SIGSTOP)
         let pid = self.pid
-        blockingPoll(upTo: .seconds(5), every: .microseconds(500)) { !isRunning || ProcStatus.allThreadsStopped(pid) }
+        guard pid > 0, isRunning else { return }
+        signal(SIGSTOP)
+        _ = ChildExit.waitForStop(pid, timeout: .seconds(5))
     }
 
     /// Resumes a paused process (SIGCONT).
@@ -173,32 +203,42 @@ public final class NodeProcess: Sendable {
     /// - Returns: the exit status, or `nil` when it had to be killed.
     @discardableResult
     public func terminate(grace: Duration = .seconds(5)) -> Int32? {
-        guard let process = state.withLock({ $0.process }) else { return nil }
-        if !Self.hasExited(process) {
+        let (exit, outputEnd) = state.withLock { ($0.exit, $0.outputEnd) }
+        guard pid > 0 else { return nil }
+        if !exit.hasFired {
             signal(SIGCONT)
             signal(SIGTERM)
-            if !blockingPoll(upTo: grace, every: .milliseconds(2), until: { Self.hasExited(process) }) {
+            if !exit.wait(upTo: grace) {
                 signal(SIGKILL)
-                _ = blockingPoll(upTo: .seconds(30), every: .milliseconds(1)) { Self.hasExited(process) }
+                exit.wait(upTo: .seconds(30))
                 return nil
             }
         }
-        awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
-        return Self.status(of: process)
+        outputEnd.wait(upTo: .seconds(2))
+        return state.withLock { $0.exitStatus }
     }
 
     /// Waits for the current run to exit by itself.
     /// - Returns: its exit status.
     /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
     public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
-        guard let process = state.withLock({ $0.process }) else { return -1 }
-        guard blockingPoll(upTo: timeout, every: .milliseconds(2), until: { Self.hasExited(process) }) else {
-            throw timedOut(waitingFor: "\(name) to exit", after: timeout)
-        }
+        let (exit, outputEnd) = state.withLock { ($0.exit, $0.outputEnd) }
+        guard pid > 0 else { return -1 }
+        guard exit.wait(upTo: timeout) else { throw timedOut(waitingFor: "\(name) to exit", after: timeout) }
         // Its last lines may still be in the pipe: a caller reads ``output`` next.
-        awaitOutputEnd(run: state.withLock { $0.run }, timeout: .seconds(2))
-        return Self.status(of: process)
+        outputEnd.wait(upTo: .seconds(2))
+        return state.withLock { $0.exitStatus } ?? -1
     }
 
-    deinit { terminate(grace: .seconds(2)) }
+    /// Stops a process nobody holds any more without blocking: SIGTERM now, SIGKILL from
+    /// another thread if it has not ended 2 s later.
+    deinit {
+        let (pid, exit) = state.withLock { ($0.process?.processIdentifier ?? 0, $0.exit) }
+        guard pid > 0, !exit.hasFired else { return }
+        Foundation.kill(pid, SIGCONT)
+        Foundation.kill(pid, SIGTERM)
+        Thread.detachNewThread {
+            if !exit.wait(upTo: .seconds(2)) { Foundation.kill(pid, SIGKILL) }
+        }
+    }
 }

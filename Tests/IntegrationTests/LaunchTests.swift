@@ -31,7 +31,9 @@ struct LaunchTests {
             .flatMap { Int32($0) }
     }
 
-    static func isAlive(_ pid: Int32) -> Bool { kill(pid, 0) == 0 }
+    /// Whether process `pid` still runs. A zombie does not: a launcher that exits right after
+    /// its nodes ended leaves them for init to collect, and `kill(pid, 0)` still finds them.
+    static func isAlive(_ pid: Int32) -> Bool { NodeProcess.isRunning(pid: pid) }
 
     var topology: String {
         """

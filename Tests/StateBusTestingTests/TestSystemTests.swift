@@ -262,9 +262,10 @@ struct TestSystemTests {
     }
 }
 
-/// Whether a process with this id exists (a reaped child does not).
+/// Whether a process with this id runs (a reaped child does not, nor does a zombie that
+/// ended and waits to be collected).
 func processExists(_ pid: Int32) -> Bool {
-    kill(pid, 0) == 0 || errno != ESRCH
+    NodeProcess.isRunning(pid: pid)
 }
 
 /// Process ids handed out of a test closure.
