@@ -31,7 +31,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0")
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -90,7 +92,13 @@ let package = Package(
         .target(name: "StateBusTerminalUI", dependencies: ["StateBus"], swiftSettings: strict),
         // Process supervision, shared by the CLI (demo, launch) and the testing product.
         // Knows processes, not the protocol: a host's readiness check is injected.
-        .target(name: "StateBusLaunch", dependencies: ["StateBusRuntime", .product(name: "Yams", package: "Yams")], swiftSettings: strict),
+        .target(
+            name: "StateBusLaunch",
+            dependencies: [
+                "StateBusRuntime", .product(name: "Yams", package: "Yams"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system")
+            ], swiftSettings: strict),
         // Helpers for integration tests: child processes, waits with deadlines.
         .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"], swiftSettings: strict),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).

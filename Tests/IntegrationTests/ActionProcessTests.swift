@@ -94,20 +94,20 @@ struct ActionProcessTests {
             host.terminate()
             try? FileManager.default.removeItem(atPath: folder)
         }
-        var run = try runStatebus(["objects", "--control", control])
+        var run = try await runStatebus(["objects", "--control", control])
         #expect(run.output.contains("  action rename(to: String) -> String"), "\(run.output)")
         #expect(run.output.contains("  action loadUser() -> User"), "\(run.output)")
 
-        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"["erin"]"#])
+        run = try await runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"["erin"]"#])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.last == #""anna""#, "\(run.output)")
-        run = try runStatebus(["get", "--control", control, "--object", "Profile", "user.username"])
+        run = try await runStatebus(["get", "--control", control, "--object", "Profile", "user.username"])
         #expect(run.output.last == #""erin""#, "\(run.output)")
 
-        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"[""]"#, "--json"])
+        run = try await runStatebus(["call", "--control", control, "--object", "Profile", "rename", #"[""]"#, "--json"])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains(#""code":"actionFailed""#) && $0.contains("cannot be blank") }, "\(run.output)")
-        run = try runStatebus(["call", "--control", control, "--object", "Profile", "rename", #""erin""#])
+        run = try await runStatebus(["call", "--control", control, "--object", "Profile", "rename", #""erin""#])
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("must be a JSON array") }, "\(run.output)")
 
@@ -117,13 +117,13 @@ struct ActionProcessTests {
             name: "relay")
         defer { relay.terminate() }
         try await relay.waitForLine("the relay ready") { $0.hasPrefix("ready ") }
-        run = try runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"["fay"]"#])
+        run = try await runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"["fay"]"#])
         #expect(run.status == 0, "\(run.output)")
         #expect(run.output.last == #""erin""#, "\(run.output)")
-        run = try runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"[" "]"#])
+        run = try await runStatebus(["call", "--control", relayControl, "--object", "Profile", "rename", #"[" "]"#])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains("cannot be blank") }, "the host's reason through the relay: \(run.output)")
-        run = try runStatebus(["get", "--control", relayControl, "--object", "Profile", "user.username"])
+        run = try await runStatebus(["get", "--control", relayControl, "--object", "Profile", "user.username"])
         #expect(run.output.last == #""fay""#, "\(run.output)")
     }
 

@@ -27,11 +27,11 @@ struct ConnectedViewsTests {
             #expect(view.nodeName == "kitchen-panel")
             #expect(!view.isRelay && !view.viewID.isEmpty && view.keyName.isEmpty)
 
-            let text = try runStatebus(["views", "--control", host.controlEndpoint])
+            let text = try await runStatebus(["views", "--control", host.controlEndpoint])
             #expect(text.status == 0)
             #expect(text.output.first == "1 connected", "\(text.output)")
             #expect(text.output.contains { $0.hasPrefix("  \(view.viewID) (node kitchen-panel, connected ") }, "\(text.output)")
-            let json = try runStatebus(["views", "--control", host.controlEndpoint, "--json"])
+            let json = try await runStatebus(["views", "--control", host.controlEndpoint, "--json"])
             #expect(json.status == 0)
             #expect(json.output.last?.contains(#""node":"kitchen-panel""#) == true, "\(json.output)")
             #expect(json.output.last?.contains(#""viewID":"\#(view.viewID)""#) == true, "\(json.output)")
@@ -72,7 +72,7 @@ struct ConnectedViewsTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-views-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let run = try runStatebus(["views", "--control", "ipc://\(folder.path)/nobody", "--timeout", "1"])
+        let run = try await runStatebus(["views", "--control", "ipc://\(folder.path)/nobody", "--timeout", "1"])
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("no host answered at ipc://\(folder.path)/nobody within") }, "\(run.output)")
     }

@@ -9,20 +9,15 @@ enum IPCommand {
             .first(where: { FileManager.default.isExecutableFile(atPath: $0.path) })
     }
 
-    /// Runs `ip` and waits for it.
+    /// Runs `ip` to its end (up to 30 s). Synchronous: the namespaces are also removed in a
+    /// `defer`, which cannot suspend.
     /// - Throws: a message with the command and its output when it fails.
     static func run(_ ip: URL, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = ip
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LaunchError("ip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(text)")
+        let process = try NodeProcess(executable: ip, arguments: arguments, name: "ip")
+        defer { process.terminate() }
+        let status = try process.waitForExit(timeout: .seconds(30))
+        guard status == 0 else {
+            throw LaunchError("ip \(arguments.joined(separator: " ")) failed (\(status)): \(process.output.joined(separator: "\n"))")
         }
     }
 }

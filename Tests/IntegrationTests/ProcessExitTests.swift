@@ -23,3 +23,29 @@ struct ProcessExitTests {
         }
     }
 }
+
+/// `OneShotCommand`: a short command run to its end through swift-subprocess.
+@Suite("One-shot commands: status, output, and a deadline that ends the program")
+struct OneShotCommandTests {
+    let shell = URL(fileURLWithPath: "/bin/sh")
+
+    @Test("the exit status and both output streams, line by line; a signal is 128 + its number")
+    func statusAndOutput() async throws {
+        let run = try await OneShotCommand.run(shell, ["-c", "echo one; echo two >&2; echo \"$GREETING\"; exit 3"], environment: ["GREETING": "hi"])
+        #expect(run.status == 3)
+        #expect(run.output == ["one", "two", "hi"])
+        let killed = try await OneShotCommand.run(shell, ["-c", "kill -9 $$"])
+        #expect(killed.status == 137)
+    }
+
+    @Test("past its deadline the program is ended and the call throws, naming the command")
+    func deadline() async throws {
+        let pidFile = "/tmp/sb-oneshot-\(UUID().uuidString.prefix(8)).pid"
+        defer { try? FileManager.default.removeItem(atPath: pidFile) }
+        await #expect(throws: WaitTimeout.self) {
+            _ = try await OneShotCommand.run(shell, ["-c", "echo $$ > \(pidFile); exec sleep 60"], timeout: .seconds(2))
+        }
+        let pid = try #require(Int32(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(!NodeProcess.isRunning(pid: pid), "the program outlived its deadline")
+    }
+}

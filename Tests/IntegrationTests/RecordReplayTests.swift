@@ -36,9 +36,9 @@ struct RecordReplayTests {
         // The scripted run, and what a view of the original saw after each step.
         var seen: [String] = []
         for arguments in [["count", "1"], ["label", #""middle""#], ["count", "2"], ["label", #""end""#]] {
-            let set = try runStatebus(["set", "--control", control, "--object", "Counter"] + arguments)
+            let set = try await runStatebus(["set", "--control", control, "--object", "Counter"] + arguments)
             #expect(set.status == 0, "\(set.output)")
-            let dump = try runStatebus(["dump", "--control", control, "--object", "Counter", "--json"])
+            let dump = try await runStatebus(["dump", "--control", control, "--object", "Counter", "--json"])
             seen.append(try #require(Self.values(dump.output)))
         }
         #expect(recorder.terminate() == 0)
@@ -54,7 +54,7 @@ struct RecordReplayTests {
                 name: "replay to \(sequence)")
             defer { replay.terminate() }
             try await replay.waitForLine("replay stopped at \(sequence)") { $0 == "stopped at sequence=\(sequence)" }
-            let dump = try runStatebus(["dump", "--control", "ipc://\(folder)/replay\(sequence)", "--object", "Counter", "--json"])
+            let dump = try await runStatebus(["dump", "--control", "ipc://\(folder)/replay\(sequence)", "--object", "Counter", "--json"])
             #expect(Self.values(dump.output) == expected, "at sequence \(sequence): \(dump.output)")
         }
 
@@ -65,17 +65,17 @@ struct RecordReplayTests {
         try await replay.waitForLine("the stepped replay ready") { $0.hasPrefix("ready ") }
         replay.send(line: "")
         try await replay.waitForLine("one step") { $0 == "at sequence=1" }
-        let write = try runStatebus(["set", "--control", "ipc://\(folder)/replay", "--object", "Counter", "count", "9"])
+        let write = try await runStatebus(["set", "--control", "ipc://\(folder)/replay", "--object", "Counter", "count", "9"])
         #expect(write.status == 1)
         #expect(write.output.contains { $0.contains("readOnly") }, "\(write.output)")
     }
 
     @Test("a file that is not a recording is refused, saying what it is not")
-    func notARecording() throws {
+    func notARecording() async throws {
         let path = "/tmp/sbrr-\(UUID().uuidString.prefix(8)).rec"
         try "hello\n".write(toFile: path, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let run = try runStatebus(["replay", path])
+        let run = try await runStatebus(["replay", path])
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("is not a StateBus recording") }, "\(run.output)")
     }

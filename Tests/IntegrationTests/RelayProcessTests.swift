@@ -55,7 +55,7 @@ struct RelayProcessTests {
 
         // A change made at the host.
         var marks = views.map(\.lineCount)
-        var run = try runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "5"])
+        var run = try await runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "5"])
         #expect(run.status == 0, "\(run.output)")
         try await Self.waitForBoth(views, after: marks, #""count":5,"#, "the host's change")
 
@@ -65,7 +65,7 @@ struct RelayProcessTests {
         try await relayed.waitForLine("the relayed edit's answer", after: marks[0], timeout: .seconds(60)) { $0.contains(#""event":"write""#) }
         #expect(relayed.output.contains { $0.contains(#""event":"write""#) && $0.contains(#""accepted":true"#) }, "\(relayed.output.suffix(5))")
         try await Self.waitForBoth(views, after: marks, #""count":9,"#, "the relayed view's edit")
-        run = try runStatebus(["get", "--control", hostControl, "--object", "Counter", "count"])
+        run = try await runStatebus(["get", "--control", hostControl, "--object", "Counter", "count"])
         #expect(run.output.last == "9", "the host holds \(run.output)")
 
         // A refused edit comes back through both relays with the host's reason.
@@ -86,7 +86,7 @@ struct RelayProcessTests {
         try await host.waitForLine("the host ready again", after: hostMark) { $0.hasPrefix("ready ") }
         try await Self.waitForBoth(views, after: marks, #""count":0,"#, "the new host's state")
         marks = views.map(\.lineCount)
-        run = try runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "11"])
+        run = try await runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "11"])
         #expect(run.status == 0, "\(run.output)")
         try await Self.waitForBoth(views, after: marks, #""count":11,"#, "the new host's change")
         marks = views.map(\.lineCount)

@@ -2,9 +2,7 @@ import StateBusTesting
 
 /// Runs a `statebus` command to its end (up to 60 s), for tests that check what a user
 /// would see. - Returns: its exit status and output lines.
-func runStatebus(_ arguments: [String]) throws -> (status: Int32, output: [String]) {
-    let process = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: arguments, name: "statebus \(arguments[0])")
-    defer { process.terminate() }
-    let status = try process.waitForExit(timeout: .seconds(60))
-    return (status, process.output)
+func runStatebus(_ arguments: [String]) async throws -> (status: Int32, output: [String]) {
+    let run = try await OneShotCommand.run(try BuiltProducts.executable("statebus"), arguments)
+    return (run.status, run.output)
 }

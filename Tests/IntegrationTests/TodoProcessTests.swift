@@ -54,7 +54,7 @@ struct TodoProcessTests {
                 Self.lastList(of: view) == expected
             }
         }
-        let run = try runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
+        let run = try await runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
         #expect(run.status == 0)
         #expect(
             run.output.last
@@ -74,22 +74,22 @@ struct TodoProcessTests {
         for view in views {
             try await view.waitForLine("\(view.name) without t2") { $0.contains("To-do (2):") }
         }
-        var run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t2"].title"#, #""too late""#])
+        var run = try await runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t2"].title"#, #""too late""#])
         #expect(run.status == 1)
         #expect(
             run.output.contains { $0.contains("invalidPath") && $0.contains(#"no element with id "t2" (another writer may have removed it)"#) },
             "\(run.output)")
         // The element validator sees the element written, and refuses a blank title.
-        run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].title"#, #""   ""#])
+        run = try await runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].title"#, #""   ""#])
         #expect(run.status == 1)
         #expect(run.output.contains { $0.contains("validationFailed") && $0.contains("to-do t3 needs a title that is not blank") }, "\(run.output)")
         // An edit of an item that is there goes by id, as a path write.
-        run = try runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].done"#, "true"])
+        run = try await runStatebus(["set", "--control", control, "--object", "TodoList", #"todos[id="t3"].done"#, "true"])
         #expect(run.status == 0, "\(run.output)")
         for view in views {
             try await view.waitForLine("\(view.name) shows t3 done") { $0.contains("[x] t3 call the plumber") }
         }
-        run = try runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
+        run = try await runStatebus(["get", "--control", control, "--object", "TodoList", "todos"])
         #expect(run.output.last?.contains("too late") == false)
         #expect(run.output.last?.contains(#""id": "t2""#) == false, "\(run.output)")
     }
