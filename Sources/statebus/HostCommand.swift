@@ -1,7 +1,5 @@
 import ArgumentParser
 import Foundation
-import Logging
-import ServiceLifecycle
 import StateBus
 import StateBusRuntime
 import StateBusWire
@@ -145,17 +143,7 @@ struct HostCommand: AsyncParsableCommand {
                 )
             }
         }
-        // The host runs as a service: SIGINT or SIGTERM (trapped from the start of `run`, so
-        // one that comes while the host starts is not lost) shuts the group down gracefully,
-        // and the host stops with its last commit and publication done.
-        let services = ServiceGroup(
-            configuration: ServiceGroupConfiguration(services: [.init(service: host)], logger: Logger(label: "statebus.services")))
-        let shutdown = Task {
-            await stop.wait()
-            await services.triggerGracefulShutdown()
-        }
-        try await services.run()
-        shutdown.cancel()
+        try await runServices([host], stoppingOn: stop)
         printer.cancel()
         emit("stopped")
     }

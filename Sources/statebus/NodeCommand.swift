@@ -77,8 +77,7 @@ struct NodeCommand: AsyncParsableCommand {
             let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
             defer { withExtendedLifetime(hangups) {} }
             emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
-            await stop.wait()
-            host.stop()
+            try await runServices([host], stoppingOn: stop)
         case .view:
             guard environment.controlEndpoint != nil else {
                 throw ValidationError("no host endpoint: pass --control ENDPOINT or set STATEBUS_CONTROL")

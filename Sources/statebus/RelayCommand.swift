@@ -123,10 +123,9 @@ struct RelayCommand: AsyncParsableCommand {
                 Foundation.exit(1)
             }
         }
-        await stop.wait()
+        try await runServices([relay], stoppingOn: stop)
         ready.cancel()
         giveUp.cancel()
-        relay.stop()
         emit("stopped (\(relay.statistics))")
     }
 }
