@@ -334,9 +334,7 @@ final class HostServer {
         case .call(let call):
             handleCall(call, from: identity, requestID: request.requestID)
         case .views:
-            var reply = Statebus_V1_Reply()
-            reply.viewList = clients.viewList()
-            send(reply, to: identity, requestID: request.requestID)
+            send(clients.viewListReply(), to: identity, requestID: request.requestID)
         case .goodbye(let goodbye):
             clients.goodbye(viewID: goodbye.viewID, from: identity)
         case .none:

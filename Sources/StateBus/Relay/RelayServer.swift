@@ -260,9 +260,7 @@ final class RelayServer {
             reply.pong = pong
             send(reply, to: identity, requestID: request.requestID)
         case .views:
-            var reply = Statebus_V1_Reply()
-            reply.viewList = clients.viewList()
-            send(reply, to: identity, requestID: request.requestID)
+            send(clients.viewListReply(), to: identity, requestID: request.requestID)
         case .goodbye(let goodbye):
             clients.goodbye(viewID: goodbye.viewID, from: identity)
         case .none:

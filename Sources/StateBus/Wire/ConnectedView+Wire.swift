@@ -3,7 +3,14 @@ import StateBusWire
 // The list of connected views, to and from the wire.
 
 extension ClientTable {
-    /// The answer to a views request: ``connectedViews(now:limit:)`` on the wire.
+    /// The reply to a views request (its request id is set when it is sent).
+    func viewListReply() -> Statebus_V1_Reply {
+        var reply = Statebus_V1_Reply()
+        reply.viewList = viewList()
+        return reply
+    }
+
+    /// ``connectedViews(now:limit:)`` on the wire.
     func viewList(now: ContinuousClock.Instant = .now) -> Statebus_V1_ViewList {
         let (listed, omitted) = connectedViews(now: now, limit: ConnectedView.listLimit)
         var list = Statebus_V1_ViewList()
