@@ -52,4 +52,36 @@ struct BenchTests {
         let goals = try #require(report["goals"] as? [[String: Any]])
         #expect(goals.allSatisfy { ["met", "missed", "not available"].contains($0["status"] as? String ?? "") })
     }
+
+    @Test("--peer qtro reads the peer's figures beside StateBus's (a stand-in peer), and a missing peer is a note, not a failure")
+    func peerFigures() async throws {
+        let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A stand-in for ../shared/peers/qtro: its run.sh writes raw lines in the peer's format.
+        let script = """
+            #!/usr/bin/env bash
+            cd "$(dirname "$0")" && mkdir -p results
+            echo "case=lat_local rep=1 role=source status=ok" > results/raw.txt
+            echo "case=lat_local rep=1 role=replica status=ok samples=20000 p50_us=33 p99_us=81 p999_us=120 max_us=400" >> results/raw.txt
+            """
+        try script.write(toFile: "\(folder)/run.sh", atomically: true, encoding: .utf8)
+        let statebus = try BuiltProducts.executable("statebus")
+        let run = try await OneShotCommand.run(
+            statebus, ["bench", "--tiny", "--only", "echo", "--peer", "qtro", "--peer-dir", folder, "--json"], timeout: .seconds(300))
+        let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
+        let rows = try #require(report["rows"] as? [[String: Any]])
+        let p50 = try #require(rows.first { $0["key"] as? String == "echo.p50" }, "\(rows)")
+        #expect(p50["qtro"] as? Double == 33_000, "\(p50)")
+        let statebusP50 = try #require(p50["statebus"] as? Double)
+        #expect(abs((p50["qtroRatio"] as? Double ?? 0) - statebusP50 / 33_000) < 1e-9)
+        #expect((report["peer"] as? String)?.hasPrefix("Qt Remote Objects 6.4") == true, "\(report["peer"] ?? "none")")
+
+        let missing = try await OneShotCommand.run(
+            statebus, ["bench", "--tiny", "--only", "echo", "--peer", "qtro", "--peer-dir", "\(folder)/nothing-here"], timeout: .seconds(300))
+        #expect(missing.status == 0, "\(missing.output.suffix(20))")
+        #expect(
+            missing.output.contains { $0.contains("- QtRO: not run: no QtRO benchmark at \(folder)/nothing-here") }, "\(missing.output.suffix(20))")
+    }
 }

@@ -24,6 +24,14 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --only keys          # what CURVE costs: Int to 1 view and echo, without and with keys
               statebus bench --only fanout        # 1,000 views on the host, and through 4 relays
               statebus bench --only collection    # one element changed in a 100,000-item collection; its late join
+              statebus bench --quick --peer qtro  # then Qt Remote Objects' benchmark, with StateBus/QtRO ratios
+
+            --peer qtro runs the Qt Remote Objects benchmark of ../shared/peers/qtro (or \
+            --peer-dir, or $STATEBUS_QTRO_DIR) right after StateBus's figures, on a copy in a \
+            scratch folder, when Qt 6 Remote Objects and cmake are installed; its figures go in \
+            a QtRO column with StateBus/QtRO ratios (same sense as the raw ratio). Without Qt \
+            the notes say why and the rest of the run stands. deploy/bench-plot.py draws a \
+            --json report as a PNG.
             """
     )
 
@@ -44,8 +52,20 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(help: "Run only this part (\(Section.allCases.map(\.rawValue).joined(separator: ", "))); repeat for more. Memory comes with join.")
     var only: [Section] = []
 
+    /// A product to measure beside StateBus in the same run.
+    enum Peer: String, CaseIterable, ExpressibleByArgument {
+        case qtro
+    }
+
+    @Option(help: "Measure this peer right after StateBus (\(Peer.allCases.map(\.rawValue).joined(separator: ", "))).")
+    var peer: Peer?
+
+    @Option(help: "The peer benchmark's folder (default: $STATEBUS_QTRO_DIR or ../shared/peers/qtro).")
+    var peerDir: String?
+
     func validate() throws {
         if quick && tiny { throw ValidationError("choose one of --quick and --tiny, not both") }
+        if peerDir != nil && peer == nil { throw ValidationError("--peer-dir needs --peer qtro") }
     }
 
     func run() async throws {
@@ -72,6 +92,7 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.keys) { await runner.keys() }
         if sections.contains(.fanout) { await runner.fanout() }
         if sections.contains(.collection) { await runner.collection() }
+        if peer == .qtro { await runner.qtro(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full")) }
         report = runner.report
         print(json ? try report.json() : report.table())
         if !report.allChecksPassed { throw ExitCode(1) }

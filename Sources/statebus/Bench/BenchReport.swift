@@ -21,15 +21,32 @@ struct BenchReport: Codable, Sendable {
 
         /// StateBus over raw (for latencies above 1 means slower than raw).
         var ratio: Double?
+        /// A stable name for the figure (`throughput.int.1`, `echo.p50`, `join.100000`,
+        /// `memory.view`), by which the peer's figure is matched and plots find it.
+        var key: String?
+        /// Qt Remote Objects' figure for the same measure, measured in the same run
+        /// (`--peer qtro`); `nil` when not run or not comparable.
+        var qtro: Double?
+        /// StateBus over QtRO, with the same sense as ``ratio``.
+        var qtroRatio: Double?
 
-        init(_ measure: String, unit: String, statebus: Double?, raw: Double?, goal: String? = nil, note: String? = nil) {
+        init(
+            _ measure: String, unit: String, statebus: Double?, raw: Double?, goal: String? = nil, note: String? = nil, key: String? = nil
+        ) {
             self.measure = measure
+            self.key = key
             self.unit = unit
             self.statebus = statebus
             self.raw = raw
             self.goal = goal
             self.note = note
             if let statebus, let raw, raw > 0 { ratio = statebus / raw }
+        }
+
+        /// Records the peer's figure for this measure, and the ratio to it.
+        mutating func setQtRO(_ figure: Double) {
+            qtro = figure
+            if let statebus, figure > 0 { qtroRatio = statebus / figure }
         }
     }
 
@@ -55,6 +72,9 @@ struct BenchReport: Codable, Sendable {
     var rows: [Row] = []
     var goals: [Goal] = []
     var checks: [Check] = []
+    /// What the peer benchmark said of itself (`--peer qtro`): its version and how it ran,
+    /// or why it did not run.
+    var peer: String?
 
     /// Whether every correctness check passed.
     var allChecksPassed: Bool { checks.allSatisfy(\.passed) }
@@ -82,15 +102,21 @@ struct BenchReport: Codable, Sendable {
 
     /// The table, the goals and the checks, for people.
     func table() -> String {
-        let header = ["measure", "StateBus", "raw libzmq", "ratio", "goal"]
-        let lines = rows.map { row in
-            [
+        let withPeer = rows.contains { $0.qtro != nil }
+        let header = ["measure", "StateBus", "raw libzmq", "ratio"] + (withPeer ? ["QtRO", "vs QtRO"] : []) + ["goal"]
+        let lines = rows.map { row -> [String] in
+            var cells: [String] = [
                 row.measure,
                 row.statebus.map { Self.format($0, unit: row.unit) } ?? "not available",
                 row.raw.map { Self.format($0, unit: row.unit) } ?? "—",
-                row.ratio.map { String(format: "%.2fx", $0) } ?? "—",
-                row.goal ?? ""
+                row.ratio.map { String(format: "%.2fx", $0) } ?? "—"
             ]
+            if withPeer {
+                cells.append(row.qtro.map { Self.format($0, unit: row.unit) } ?? "—")
+                cells.append(row.qtroRatio.map { String(format: "%.2fx", $0) } ?? "—")
+            }
+            cells.append(row.goal ?? "")
+            return cells
         }
         let widths = header.indices.map { column in ([header] + lines).map { $0[column].count }.max() ?? 0 }
         func render(_ cells: [String]) -> String {
@@ -101,7 +127,8 @@ struct BenchReport: Codable, Sendable {
         out.append(render(header))
         out.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
         out += lines.map(render)
-        let notes = rows.compactMap { row in row.note.map { "- \(row.measure): \($0)" } }
+        var notes = rows.compactMap { row in row.note.map { "- \(row.measure): \($0)" } }
+        if let peer { notes.append("- QtRO: \(peer)") }
         if !notes.isEmpty { out += ["", "Notes:"] + notes }
         out += ["", "Goals:"] + goals.map { "- [\($0.status)] \($0.text): \($0.figure)" }
         let failed = checks.filter { !$0.passed }

@@ -20,7 +20,8 @@ extension BenchRunner {
         report.rows.append(
             BenchReport.Row(
                 "keyed collection: late join of \(items.formatted()) items", unit: "nanoseconds", statebus: outcome?.joinNanoseconds, raw: nil,
-                note: missing ?? "host and view in one process; Qt Remote Objects' list model: 313-351 ms for 100,000 rows on this machine"))
+                note: missing ?? "host and view in one process; Qt Remote Objects' list model: 313-351 ms for 100,000 rows on this machine",
+                key: "collection.join.\(items)"))
         report.rows.append(
             BenchReport.Row(
                 "keyed collection: bytes published per one-element change, \(items.formatted()) items", unit: "bytes",

@@ -51,7 +51,7 @@ struct BenchRunner {
             var row = BenchReport.Row(
                 "updates/s at each view (slowest), \(label)", unit: "rate",
                 statebus: counted?.slowest, raw: rawCounted?.slowest,
-                note: counted == nil ? "not available: \(why)" : nil
+                note: counted == nil ? "not available: \(why)" : nil, key: "throughput.\(kind.rawValue).\(views)"
             )
             if views == 1 {
                 let ratioMet = row.ratio.map { $0 >= 0.5 }
@@ -102,11 +102,12 @@ struct BenchRunner {
         let count = plan.echoWrites.formatted()
         var p50 = BenchReport.Row(
             "write→echo p50 (\(count) writes)", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
-            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : nil)
-        var p99 = BenchReport.Row("write→echo p99", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99)
+            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : nil, key: "echo.p50")
+        var p99 = BenchReport.Row("write→echo p99", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "echo.p99")
         let p999 = BenchReport.Row(
             "write→echo p99.9", unit: "nanoseconds", statebus: statebus?.p999, raw: raw?.p999,
-            note: plan.echoWrites < 20_000 ? "fewer than 20,000 writes in this configuration: p99.9 rests on few samples" : nil)
+            note: plan.echoWrites < 20_000 ? "fewer than 20,000 writes in this configuration: p99.9 rests on few samples" : nil,
+            key: "echo.p999")
         let ratio: (BenchReport.Row) -> String = { $0.ratio.map { String(format: "%.2fx", $0) } ?? "not available" }
         p50.goal =
             "≤1.2x: "
@@ -129,7 +130,7 @@ struct BenchRunner {
             say("late join of \(size) properties")
             var row = BenchReport.Row(
                 "late join, \(size.formatted()) properties (host changing \(plan.joinChurn)/ms)", unit: "nanoseconds", statebus: nil, raw: nil,
-                note: "no raw equivalent measured")
+                note: "no raw equivalent measured", key: "join.\(size)")
             do {
                 let outcome = try await JoinBench(properties: size, churn: plan.joinChurn).run()
                 report.check("join.\(size)", outcome.complete, outcome.problem ?? "the view held all \(size) properties")
@@ -157,7 +158,8 @@ struct BenchRunner {
         let count = memory.properties.formatted()
         var view = BenchReport.Row(
             "view peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.viewPeakBytes), raw: nil,
-            note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))")
+            note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))",
+            key: "memory.view.\(memory.properties)")
         let host = BenchReport.Row("host peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.hostPeakBytes), raw: nil)
         let state = BenchReport.Row("bytes of state held (names + 8-byte values)", unit: "bytes", statebus: Double(memory.stateBytes), raw: nil)
         if memory.properties == 100_000 {
@@ -240,6 +242,27 @@ struct BenchRunner {
                 row.note = "not available: \(error)"
             }
             report.rows.append(row)
+        }
+    }
+
+    // MARK: The peer
+
+    /// Runs Qt Remote Objects' benchmark and sets its figures beside StateBus's. A peer that
+    /// cannot run here is a note, not a failed check: StateBus's figures stand without it.
+    mutating func qtro(_ peer: QtROPeer) async {
+        if let reason = peer.unavailability() {
+            report.peer = "not run: \(reason)"
+            return
+        }
+        say("the Qt Remote Objects benchmark (builds once, then a few minutes)")
+        do {
+            let figures = try await peer.run()
+            for index in report.rows.indices {
+                if let key = report.rows[index].key, let figure = figures.byKey[key] { report.rows[index].setQtRO(figure) }
+            }
+            report.peer = figures.summary
+        } catch {
+            report.peer = "not run: \(error)"
         }
     }
 }

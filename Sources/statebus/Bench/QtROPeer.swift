@@ -1,0 +1,116 @@
+import Foundation
+import StateBusLaunch
+
+/// The peer in the same run: Qt Remote Objects 6.4's benchmark (a source object and replica
+/// processes over a local socket, the same job as a host and its views over ipc://), run
+/// right after StateBus's own figures by `statebus bench --peer qtro`.
+///
+/// The peer's folder (its CMake project and `run.sh`, outside this repository) is copied to
+/// a scratch folder, since `run.sh` builds and writes its results beside itself, and run
+/// there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans). Its raw lines
+/// (`case=… rep=… role=source|replica key=value …`) are read back into the figures StateBus
+/// measures too.
+struct QtROPeer {
+    /// QtRO's figures, by the key of the StateBus row each one sits beside.
+    struct Figures {
+        var byKey: [String: Double] = [:]
+        /// How the run went, for the report's notes.
+        var summary: String
+    }
+
+    /// The peer's folder.
+    let directory: String
+    /// A smaller run (`QUICK=1`: counts / 10).
+    let quick: Bool
+
+    /// Where the peer is expected: `$STATEBUS_QTRO_DIR`, else `../shared/peers/qtro`.
+    static var defaultDirectory: String {
+        ProcessInfo.processInfo.environment["STATEBUS_QTRO_DIR"] ?? "../shared/peers/qtro"
+    }
+
+    /// Why the peer cannot run here, or `nil` when it may (whether Qt is installed shows
+    /// when its build runs).
+    func unavailability() -> String? {
+        let files = FileManager.default
+        guard files.fileExists(atPath: "\(directory)/run.sh") else {
+            return "no QtRO benchmark at \(directory) (pass --peer-dir PATH or set STATEBUS_QTRO_DIR)"
+        }
+        return nil
+    }
+
+    /// Builds and runs the peer's benchmark, then reads its figures.
+    /// - Throws: ``BenchError`` when it fails or writes no figures.
+    func run() async throws -> Figures {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let copy = "\(scratch.path)/qtro"
+        try FileManager.default.copyItem(atPath: directory, toPath: copy)
+        // A build folder copied from elsewhere points at its own paths: build afresh.
+        try? FileManager.default.removeItem(atPath: "\(copy)/build")
+        try? FileManager.default.removeItem(atPath: "\(copy)/results")
+        let run = try await OneShotCommand.run(
+            URL(fileURLWithPath: "/bin/bash"), ["\(copy)/run.sh"], environment: ["REPS": "1", "QUICK": quick ? "1" : "0"],
+            timeout: .seconds(900))
+        guard run.status == 0 else {
+            throw BenchError(
+                "the QtRO benchmark failed (exit status \(run.status)): \(run.output.suffix(5).joined(separator: " / ")); "
+                    + "it needs Qt 6 Remote Objects and its build tools (apt-get install qt6-remoteobjects-dev libqt6remoteobjects6-bin qt6-base-dev cmake g++ time)"
+            )
+        }
+        let raw = try String(contentsOfFile: "\(copy)/results/raw.txt", encoding: .utf8)
+        let figures = Self.figures(fromRaw: raw)
+        guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
+        return figures
+    }
+
+    /// The figures in the lines of `results/raw.txt`.
+    static func figures(fromRaw raw: String) -> Figures {
+        var cases: [String: [[String: String]]] = [:]
+        for line in raw.split(separator: "\n") where line.hasPrefix("case=") {
+            let fields = Dictionary(
+                line.split(separator: " ").compactMap { word -> (String, String)? in
+                    guard let equals = word.firstIndex(of: "=") else { return nil }
+                    return (String(word[..<equals]), String(word[word.index(after: equals)...]))
+                }, uniquingKeysWith: { _, last in last })
+            cases[fields["case"] ?? "", default: []].append(fields)
+        }
+        func number(_ text: String?) -> Double? { text.flatMap(Double.init) }
+        func replicas(_ name: String) -> [[String: String]] { (cases[name] ?? []).filter { $0["role"] == "replica" && $0["status"] == "ok" } }
+        var figures = Figures(summary: "")
+        // Throughput: the slowest replica, counted end to end from the source's first set.
+        for (kind, name) in [("int", "counter"), ("string", "blob256")] {
+            for views in [1, 3, 10] {
+                let records = cases["tput_local_\(name)_x\(views)"] ?? []
+                guard let source = records.first(where: { $0["role"] == "source" && $0["status"] == "ok" }),
+                    let updates = number(source["n"]), let start = number(source["t_start_ns"])
+                else { continue }
+                let rates = replicas("tput_local_\(name)_x\(views)").compactMap { replica in
+                    number(replica["t_last_ns"]).map { updates / (($0 - start) / 1e9) }
+                }
+                if rates.count == views, let slowest = rates.min() { figures.byKey["throughput.\(kind).\(views)"] = slowest }
+            }
+        }
+        if let echo = replicas("lat_local").first {
+            for (key, field) in [("echo.p50", "p50_us"), ("echo.p99", "p99_us"), ("echo.p999", "p999_us")] {
+                if let micro = number(echo[field]) { figures.byKey[key] = micro * 1_000 }
+            }
+        }
+        for size in [10_000, 100_000] {
+            guard let join = replicas("join_local_map_k\(size)").first, join["valid"] == "1" else { continue }
+            if let milli = number(join["main_to_valid_ms"]) { figures.byKey["join.\(size)"] = milli * 1e6 }
+            if let kilobytes = number(join["rss_time_kb"]) { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
+        }
+        // A keyed collection's join beside QtRO's list model (rows fetched into the cache).
+        for size in [10_000, 100_000] {
+            if let join = replicas("join_local_model_k\(size)").first, join["valid"] == "1", let milli = number(join["main_to_valid_ms"]) {
+                figures.byKey["collection.join.\(size)"] = milli * 1e6
+            }
+        }
+        let failed = cases.filter { $0.value.contains { $0["status"] != "ok" && $0["status"] != "idle" } }.keys.sorted()
+        figures.summary =
+            "Qt Remote Objects 6.4 over a local socket, one repetition per case, same session; join = a QVariantMap of N entries, "
+            + "from the replica's main() to initialized(); RSS = the replica's peak (/usr/bin/time)"
+            + (failed.isEmpty ? "" : "; cases not ok: \(failed.joined(separator: ", "))")
+        return figures
+    }
+}
