@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "StateBus", targets: ["StateBus"]),
         .library(name: "StateBusTerminalUI", targets: ["StateBusTerminalUI"]),
         .library(name: "StateBusTesting", targets: ["StateBusTesting"]),
+        .library(name: "StateBusPrometheus", targets: ["StateBusPrometheus"]),
         .executable(name: "statebus", targets: ["statebus"])
     ],
     dependencies: [
@@ -33,7 +34,11 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.8.1")
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -83,7 +88,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CoreMetrics", package: "swift-metrics")
+            ], swiftSettings: strict
+        ),
+        // The Prometheus exporter: bootstraps swift-prometheus as the swift-metrics backend and
+        // serves `/metrics` over HTTP (Hummingbird). Its own module, so that a view process
+        // that records metrics does not carry an HTTP server unless it asks for one.
+        .target(
+            name: "StateBusPrometheus",
+            dependencies: [
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log")
             ], swiftSettings: strict
         ),
         // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
@@ -110,7 +130,7 @@ let package = Package(
         .executableTarget(
             name: "statebus",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ",
+                "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ", "StateBusPrometheus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

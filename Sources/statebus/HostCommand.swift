@@ -22,6 +22,7 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --object Settings --property notifications:bool~=true --database /var/lib/app/settings.sqlite
               statebus host --control tcp://0.0.0.0:7000 --updates tcp://0.0.0.0:7001 --advertise tcp://192.0.2.7:7001 --insecure --object Counter --property count:int=0
               statebus host --control tcp://0.0.0.0:7000 --key host.key --authorized authorized.keys --object Counter --property count:int=0
+              statebus host --object Counter --property count:int=0 --metrics 127.0.0.1:9464   # Prometheus scrapes /metrics
 
             A tcp endpoint on an address other than loopback needs --key and --authorized \
             (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
@@ -62,6 +63,7 @@ struct HostCommand: AsyncParsableCommand {
     var noPersistence = false
 
     @OptionGroup var security: HostSecurityOptions
+    @OptionGroup var metrics: MetricsOptions
 
     func validate() throws {
         guard !property.isEmpty else {
@@ -116,6 +118,7 @@ struct HostCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = SignalTrap.stopSignals()
+        let metricsEndpoint = try metrics.endpoint()
         guard let object = self.object ?? ConnectionOptions.injectedObject, !object.isEmpty else {
             throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
         }
@@ -143,7 +146,8 @@ struct HostCommand: AsyncParsableCommand {
                 )
             }
         }
-        try await runServices([host], stoppingOn: stop)
+        metrics.announce(metricsEndpoint)
+        try await runServices([host] + [metricsEndpoint].compactMap { $0 }, stoppingOn: stop)
         printer.cancel()
         emit("stopped")
     }

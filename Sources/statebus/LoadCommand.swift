@@ -48,6 +48,8 @@ struct LoadCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Milliseconds between status lines; 0 prints none.")
     var reportMs: Int = 1000
 
+    @OptionGroup var metrics: MetricsOptions
+
     func validate() throws {
         guard views > 0 else { throw ValidationError("--views must be at least 1, got \(views)") }
         guard (1...450).contains(viewsPerThread) else {
@@ -65,6 +67,8 @@ struct LoadCommand: AsyncParsableCommand {
         guard let object = object ?? ConnectionOptions.injectedObject, !object.isEmpty else {
             throw ValidationError("no object: pass --object NAME or set STATEBUS_OBJECT")
         }
+        let metricsEndpoint = try metrics.endpoint()
+        metrics.serveInBackground(metricsEndpoint)
         let started = ContinuousClock.now
         var logger = Logger(label: "statebus.load")
         logger.logLevel = .error

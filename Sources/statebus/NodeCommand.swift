@@ -55,6 +55,7 @@ struct NodeCommand: AsyncParsableCommand {
     var database: String?
 
     @OptionGroup var security: HostSecurityOptions
+    @OptionGroup var metrics: MetricsOptions
 
     func run() async throws {
         var environment = EnvironmentValues.process()
@@ -65,6 +66,7 @@ struct NodeCommand: AsyncParsableCommand {
             environment.nodeName = role.rawValue
         }
         let stop = SignalTrap.stopSignals()
+        let metricsEndpoint = try metrics.endpoint()
         switch role {
         case .host:
             // Named after the app, so the default database is <state folder>/statebus/<app>.sqlite.
@@ -77,11 +79,13 @@ struct NodeCommand: AsyncParsableCommand {
             let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
             defer { withExtendedLifetime(hangups) {} }
             emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
-            try await runServices([host], stoppingOn: stop)
+            metrics.announce(metricsEndpoint)
+            try await runServices([host] + [metricsEndpoint].compactMap { $0 }, stoppingOn: stop)
         case .view:
             guard environment.controlEndpoint != nil else {
                 throw ValidationError("no host endpoint: pass --control ENDPOINT or set STATEBUS_CONTROL")
             }
+            metrics.serveInBackground(metricsEndpoint)
             let environment = environment
             let app = self.app.value
             let (screen, todoScreen) = try screens(for: app)

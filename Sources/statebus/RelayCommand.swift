@@ -61,6 +61,8 @@ struct RelayCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Serve a tcp address other than loopback without keys (anyone who reaches it reads and writes).")
     var insecure = false
 
+    @OptionGroup var metrics: MetricsOptions
+
     /// The relay's keys: towards its upstream (`--key` with `--host-key`) and towards its
     /// views (`--key` with `--authorized`).
     func applyKeys(to configuration: inout RelayConfiguration) throws {
@@ -97,6 +99,7 @@ struct RelayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = SignalTrap.stopSignals()
+        let metricsEndpoint = try metrics.endpoint()
         let environment = ProcessInfo.processInfo.environment
         guard let upstream = upstream ?? environment[EnvironmentVariableName.upstream] else { throw ExitCode(2) }
         var configuration = RelayConfiguration(
@@ -123,7 +126,8 @@ struct RelayCommand: AsyncParsableCommand {
                 Foundation.exit(1)
             }
         }
-        try await runServices([relay], stoppingOn: stop)
+        metrics.announce(metricsEndpoint)
+        try await runServices([relay] + [metricsEndpoint].compactMap { $0 }, stoppingOn: stop)
         ready.cancel()
         giveUp.cancel()
         emit("stopped (\(relay.statistics))")

@@ -22,6 +22,7 @@ struct ViewCommand: AsyncParsableCommand {
             """
     )
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var metrics: MetricsOptions
 
     @Option(name: .long, help: "The property to show and edit.")
     var property: String
@@ -34,7 +35,9 @@ struct ViewCommand: AsyncParsableCommand {
 
     func run() async throws {
         let name = self.name ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.node] ?? "view"
+        let metricsEndpoint = try metrics.endpoint()
         let replica = try connection.replica(nodeName: name)
+        metrics.serveInBackground(metricsEndpoint)
         let stop = SignalTrap.stopSignals()
         let property = self.property
         // Subscribe before anything can change, so no transition is missed.

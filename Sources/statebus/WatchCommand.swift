@@ -24,10 +24,12 @@ struct WatchCommand: AsyncParsableCommand {
               statebus watch --control ipc:///tmp/demo/control --object SharedData
               STATEBUS_CONTROL=tcp://10.0.0.5:7000 statebus watch --object Profile --json
               echo 'user.email "bea@example.org"' | statebus watch --object Profile --edits
+              statebus watch --object Profile --metrics 127.0.0.1:0   # prints metrics=http://127.0.0.1:PORT/metrics
             """
     )
     @OptionGroup var connection: ConnectionOptions
     @OptionGroup var output: OutputOptions
+    @OptionGroup var metrics: MetricsOptions
 
     @Flag(name: .long, help: "Read edits from standard input: `PROPERTY JSON` per line, or `:reconnect`.")
     var edits = false
@@ -37,7 +39,9 @@ struct WatchCommand: AsyncParsableCommand {
 
     func run() async throws {
         let nodeName = name ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.node] ?? "statebus-watch"
+        let metricsEndpoint = try metrics.endpoint()
         let replica = try connection.replica(nodeName: nodeName)
+        metrics.serveInBackground(metricsEndpoint)
         let stop = SignalTrap.stopSignals()
         // Subscribe before anything can change, so no transition is missed.
         let changeIterator = replica.changes.makeAsyncIterator()

@@ -117,6 +117,14 @@ struct ClientTable {
         drop(identity)
     }
 
+    /// How many connections ``connectedViews(now:limit:)`` would list.
+    func connectedCount(now: ContinuousClock.Instant = .now) -> Int {
+        clients.values.count { $0.viewID != nil && now - $0.lastSeen < lease }
+    }
+
+    /// Bytes of replies and requests waiting for every client that does not read.
+    var totalBacklogBytes: Int { backlogged.reduce(0) { $0 + (clients[$1]?.backlogBytes ?? 0) } }
+
     /// One connection whose hello bound a view id, as ``connectedViews(now:limit:)`` lists it.
     struct ConnectedClient: Equatable {
         var viewID: String

@@ -151,6 +151,7 @@ final class HostServer {
         if let interval = configuration.heartbeatInterval {
             thread.scheduleTimer(after: interval, repeating: interval) { [unowned self] in self.heartbeat() }
         }
+        counters.clientBacklogLimitBytes.record(configuration.maxClientBacklogBytes)
     }
 
     /// ipc endpoints need their folder to exist; the runtime folder is made (or checked)
@@ -189,6 +190,7 @@ final class HostServer {
                 return
             }
             counters.requests.add(1, ordering: .relaxed)
+            counters.receivedBytes.add(frames.last?.count ?? 0, ordering: .relaxed)
             guard frames.count == 2 else {
                 counters.badMessages.add(1, ordering: .relaxed)
                 if let identity = frames.first?.bytes, frames.count > 2 {
@@ -440,6 +442,7 @@ final class HostServer {
             reply(to: identity, requestID: requestID, error: StateBusError(.unknownObject, "this host serves no object '\(object)'", object: object))
             return
         }
+        counters.snapshotsServed.add(1, ordering: .relaxed)
         let properties = store.propertyStates
         let chunkSize = max(1, configuration.snapshotChunkSize)
         var index = 0
@@ -495,7 +498,9 @@ final class HostServer {
             return false
         }
         switch deliver(bytes, to: identity) {
-        case .sent: return true
+        case .sent:
+            counters.replyBytes.add(bytes.count, ordering: .relaxed)
+            return true
         case .full:
             queue(bytes, to: identity)
             return false
@@ -597,6 +602,7 @@ final class HostServer {
                 return wire
             }
             if let last = pending[start..<end].last { publishedSequences[object] = last.sequence }
+            counters.publishedUpdates.add(end - start, ordering: .relaxed)
             start = end
             if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
                 counters.publicationsToDrop.subtract(1, ordering: .relaxed)
@@ -682,6 +688,8 @@ final class HostServer {
     }
 
     private func heartbeat() {
+        counters.connectedViews.record(clients.connectedCount())
+        counters.clientBacklogBytes.record(clients.totalBacklogBytes)
         // Publish anything queued first, so a heartbeat never announces a sequence whose
         // batch has not gone out yet.
         publishPending()

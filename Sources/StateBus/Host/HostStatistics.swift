@@ -1,3 +1,4 @@
+import CoreMetrics
 import Synchronization
 
 /// What a host has handled since it started: for tools, tests and monitoring.
@@ -55,27 +56,42 @@ public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
 
 /// The counters behind ``HostStatistics``, updated on the loop thread, read anywhere.
 final class HostCounters: Sendable {
-    let requests = Atomic<Int>(0)
-    let writesAccepted = Atomic<Int>(0)
-    let writesRejected = Atomic<Int>(0)
-    let badMessages = Atomic<Int>(0)
-    let droppedMessages = Atomic<Int>(0)
-    let publications = Atomic<Int>(0)
-    let publicationBytes = Atomic<Int>(0)
-    let persistenceCommits = Atomic<Int>(0)
-    let duplicateWrites = Atomic<Int>(0)
-    let droppedClients = Atomic<Int>(0)
-    let refusedSubscriptions = Atomic<Int>(0)
-    let refusedHandshakes = Atomic<Int>(0)
-    let forbiddenRequests = Atomic<Int>(0)
-    let callsStarted = Atomic<Int>(0)
-    let callsSucceeded = Atomic<Int>(0)
-    let callsFailed = Atomic<Int>(0)
-    let callsRefused = Atomic<Int>(0)
+    let requests = MetricCounter("statebus_host_requests_total")
+    let writesAccepted = MetricCounter("statebus_host_writes_total", [("outcome", "accepted")])
+    let writesRejected = MetricCounter("statebus_host_writes_total", [("outcome", "rejected")])
+    let badMessages = MetricCounter("statebus_host_bad_messages_total")
+    let droppedMessages = MetricCounter("statebus_host_dropped_messages_total")
+    let publications = MetricCounter("statebus_host_publications_total")
+    let publicationBytes = MetricCounter("statebus_host_published_bytes_total")
+    let persistenceCommits = MetricCounter("statebus_host_commits_total")
+    let duplicateWrites = MetricCounter("statebus_host_writes_total", [("outcome", "duplicate")])
+    let droppedClients = MetricCounter("statebus_host_dropped_clients_total")
+    let refusedSubscriptions = MetricCounter("statebus_host_refused_subscriptions_total")
+    let refusedHandshakes = MetricCounter("statebus_host_refused_handshakes_total")
+    let forbiddenRequests = MetricCounter("statebus_host_forbidden_requests_total")
+    let callsStarted = MetricCounter("statebus_host_calls_started_total")
+    let callsSucceeded = MetricCounter("statebus_host_calls_total", [("outcome", "succeeded")])
+    let callsFailed = MetricCounter("statebus_host_calls_total", [("outcome", "failed")])
+    let callsRefused = MetricCounter("statebus_host_calls_total", [("outcome", "refused")])
+    /// Request bytes received on the control socket (metrics only).
+    let receivedBytes = MetricCounter("statebus_host_received_bytes_total")
+    /// Reply bytes sent on the control socket: welcomes, snapshot chunks, answers (metrics only).
+    let replyBytes = MetricCounter("statebus_host_reply_bytes_total")
+    /// Snapshots served: a view's join or resynchronisation (metrics only).
+    let snapshotsServed = MetricCounter("statebus_host_snapshots_served_total")
+    /// Update batches published (one per applied change set; metrics only).
+    let publishedUpdates = MetricCounter("statebus_host_published_updates_total")
     /// Fault injection for tests: update publications to drop on purpose.
     let publicationsToDrop = Atomic<Int>(0)
     /// Fault injection for tests: write and other replies to drop on purpose.
     let repliesToDrop = Atomic<Int>(0)
+
+    /// Views whose hello bound a view id and that were heard within the lease.
+    let connectedViews = Gauge(label: "statebus_host_connected_views")
+    /// Bytes of replies and requests waiting for clients that do not read, and the bound of
+    /// one client's (``HostConfiguration/maxClientBacklogBytes``).
+    let clientBacklogBytes = Gauge(label: "statebus_host_client_backlog_bytes")
+    let clientBacklogLimitBytes = Gauge(label: "statebus_host_client_backlog_limit_bytes")
 
     var snapshot: HostStatistics {
         HostStatistics(

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Dispatch
 import Synchronization
 
@@ -15,6 +16,9 @@ final class DurableWriter: @unchecked Sendable {
     private let store: any PropertyStore
     private let queue = DispatchQueue(label: "statebus.commit")
     private let commits = Atomic<Int>(0)
+    /// How long each transaction took, and how many views' writes it made durable.
+    private let commitDuration = Timer(label: "statebus_host_commit_duration_seconds")
+    private let writesPerCommit = Recorder(label: "statebus_host_writes_per_commit", aggregate: true)
 
     /// The file, for messages.
     let location: String
@@ -35,7 +39,10 @@ final class DurableWriter: @unchecked Sendable {
         queue.async { [self] in
             dispatchPrecondition(condition: .onQueue(queue))
             do throws(PersistenceError) {
+                let started = ContinuousClock.now
                 try store.save(rows, answers: answers)
+                commitDuration.recordInterval(since: started)
+                writesPerCommit.record(answers.count)
                 commits.store(store.commitCount, ordering: .relaxed)
                 completion(nil)
             } catch {

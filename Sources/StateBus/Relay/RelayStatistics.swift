@@ -33,16 +33,16 @@ public struct RelayStatistics: Sendable, Equatable, CustomStringConvertible {
 
 /// The counters behind ``RelayStatistics``, written on the relay's loop and read anywhere.
 final class RelayCounters: Sendable {
-    let relayedPublications = Atomic<Int>(0)
-    let forwardedWrites = Atomic<Int>(0)
-    let answeredWrites = Atomic<Int>(0)
-    let expiredWrites = Atomic<Int>(0)
-    let servedSnapshots = Atomic<Int>(0)
-    let upstreamSnapshots = Atomic<Int>(0)
-    let upstreamReconnects = Atomic<Int>(0)
-    let badMessages = Atomic<Int>(0)
-    let expiredRequests = Atomic<Int>(0)
-    let forwardedCalls = Atomic<Int>(0)
+    let relayedPublications = MetricCounter("statebus_relay_publications_total")
+    let forwardedWrites = MetricCounter("statebus_relay_forwarded_writes_total")
+    let answeredWrites = MetricCounter("statebus_relay_answered_writes_total")
+    let expiredWrites = MetricCounter("statebus_relay_expired_writes_total")
+    let servedSnapshots = MetricCounter("statebus_relay_snapshots_served_total")
+    let upstreamSnapshots = MetricCounter("statebus_relay_upstream_snapshots_total")
+    let upstreamReconnects = MetricCounter("statebus_relay_upstream_reconnects_total")
+    let badMessages = MetricCounter("statebus_relay_bad_messages_total")
+    let expiredRequests = MetricCounter("statebus_relay_expired_requests_total")
+    let forwardedCalls = MetricCounter("statebus_relay_forwarded_calls_total")
     /// Whether every relayed object's copy holds the upstream's current state.
     let synced = Atomic<Bool>(false)
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import StateBusWire
 import Synchronization
 
@@ -24,18 +25,25 @@ final class ReplicaShared: Sendable {
     /// or not a visible value changed (the echo of this view's own write changes none).
     let progress = ChangeFeed()
     /// Update batches applied in order from the updates stream (not from snapshots).
-    let appliedUpdates = Atomic<Int>(0)
+    let appliedUpdates = MetricCounter("statebus_replica_applied_updates_total")
     /// Snapshots applied: the first join, then one per resynchronisation.
-    let appliedSnapshots = Atomic<Int>(0)
+    let appliedSnapshots = MetricCounter("statebus_replica_snapshots_total")
     /// Joins started again because the join buffer passed ``ReplicaLimits/maxJoinBufferBytes``.
-    let restartedJoins = Atomic<Int>(0)
+    let restartedJoins = MetricCounter("statebus_replica_resyncs_total", [("cause", "restarted_join")])
     /// Sequence gaps seen on the updates stream (a batch after a missing one, or a heartbeat
     /// announcing a sequence the replica never received).
-    let sequenceGaps = Atomic<Int>(0)
+    let sequenceGaps = MetricCounter("statebus_replica_resyncs_total", [("cause", "gap")])
     /// The next action call's id (``Replica/call(_:arguments:timeout:)``).
     let nextCallID = Atomic<UInt64>(1)
     /// Connections made again after the first (silence, a new host epoch, a lost hello).
-    let reconnections = Atomic<Int>(0)
+    let reconnections = MetricCounter("statebus_replica_resyncs_total", [("cause", "reconnect")])
+
+    /// From a write to the host's verdict (its reply or its echo), for the metrics backend.
+    let writeRoundTrip = Timer(label: "statebus_replica_write_round_trip_seconds")
+    /// Writes by their end: accepted, rejected (by the host, or failed otherwise), expired.
+    let writesAccepted = Counter(label: "statebus_replica_writes_total", dimensions: [("outcome", "accepted")])
+    let writesRejected = Counter(label: "statebus_replica_writes_total", dimensions: [("outcome", "rejected")])
+    let writesExpired = Counter(label: "statebus_replica_writes_total", dimensions: [("outcome", "expired")])
 
     /// Applies an event to the state and notifies observers of what changed.
     func update(_ body: (inout ReplicaState) -> Set<String>) {
@@ -62,6 +70,14 @@ final class ReplicaShared: Sendable {
         }
         feed.notify(changed)
         writeOutcomes.notify(["write"])
+        if let receipt {
+            switch result {
+            case .success:
+                writesAccepted.increment()
+                writeRoundTrip.recordInterval(since: receipt.created)
+            case .failure: writesRejected.increment()
+            }
+        }
         receipt?.complete(result)
     }
 
@@ -76,6 +92,7 @@ final class ReplicaShared: Sendable {
         guard !receipts.isEmpty || !changed.isEmpty else { return 0 }
         feed.notify(changed)
         writeOutcomes.notify(["write"])
+        writesExpired.increment(by: receipts.count)
         for receipt in receipts { receipt.complete(.failure(error)) }
         return receipts.count
     }

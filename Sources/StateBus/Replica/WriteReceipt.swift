@@ -14,6 +14,9 @@ public final class WriteReceipt: Sendable {
     }
     private let state = Mutex(State.waiting([]))
 
+    /// When the write was made, for its round trip.
+    let created = ContinuousClock.now
+
     init(writeID: UInt64) { self.writeID = writeID }
 
     /// Waits for the host's verdict.

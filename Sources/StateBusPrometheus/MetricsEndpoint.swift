@@ -1,0 +1,128 @@
+import CoreMetrics
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+import ServiceLifecycle
+import Synchronization
+
+/// Serves what StateBus records through swift-metrics at `GET /metrics`, in the Prometheus
+/// text format (swift-prometheus), over HTTP (Hummingbird): what `statebus host`, `relay`,
+/// `watch` and the other long-running commands start with `--metrics HOST:PORT`.
+///
+/// It is a service: run it in the same `ServiceGroup` as the host or relay it reports on, or
+/// in a task of its own. Creating one bootstraps swift-metrics with Prometheus (once per
+/// process), so create it before the hosts, relays and replicas whose counts it exports.
+///
+/// ```swift
+/// let metrics = try MetricsEndpoint(address: "127.0.0.1:9464")
+/// let host = try await StateHost(serving: [model])
+/// try await ServiceGroup(services: [host, metrics], gracefulShutdownSignals: [.sigterm], logger: logger).run()
+/// ```
+public final class MetricsEndpoint: Service, Sendable {
+    /// The address asked for.
+    public let address: MetricsAddress
+    private let application: Application<RouterResponder<BasicRequestContext>>
+    private let bound = BoundPort()
+
+    /// The registry every StateBus metric of this process lands in: swift-metrics is
+    /// bootstrapped with it on first use. Round trips and commits take micro- to
+    /// milliseconds, so their histograms start at 100 µs (swift-prometheus's default starts
+    /// at 5 ms).
+    public static let registry: PrometheusCollectorRegistry = {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .microseconds(2_500), .milliseconds(5),
+            .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+            .seconds(1), .milliseconds(2_500), .seconds(5), .seconds(10)
+        ]
+        factory.valueHistogramBuckets["statebus_host_writes_per_commit"] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000]
+        MetricsSystem.bootstrap(factory)
+        return registry
+    }()
+
+    /// Prepares an endpoint at `address` (started by ``run()``).
+    /// - Parameter address: `HOST:PORT`; port 0 picks a free one (see ``waitUntilBound(timeout:)``).
+    /// - Throws: ``MetricsAddress/Error`` for an address that is not `HOST:PORT`.
+    public convenience init(address: String) throws(MetricsAddress.Error) {
+        self.init(address: try MetricsAddress(parsing: address))
+    }
+
+    /// Prepares an endpoint at `address` (started by ``run()``).
+    public init(address: MetricsAddress) {
+        self.address = address
+        let registry = Self.registry
+        let router = Router()
+        router.get("metrics") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+        }
+        let bound = self.bound
+        var logger = Logger(label: "statebus.metrics")
+        logger.logLevel = .warning
+        application = Application(
+            router: router, configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
+            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? address.port) }, logger: logger)
+    }
+
+    /// Serves until a graceful shutdown or cancellation.
+    public func run() async throws {
+        try await application.run()
+    }
+
+    /// Waits until the server listens.
+    /// - Returns: the port it listens on (the one chosen, for port 0).
+    /// - Throws: `CancellationError` when cancelled first; a timeout error past `timeout`.
+    public func waitUntilBound(timeout: Duration = .seconds(10)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let port = bound.port { return port }
+            guard ContinuousClock.now < deadline else {
+                throw MetricsAddress.Error("the metrics endpoint did not listen on \(address) within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// The port a server bound, set once from its event loop, read from any task.
+private final class BoundPort: Sendable {
+    private let value = Mutex<Int?>(nil)
+    func set(_ port: Int) { value.withLock { $0 = port } }
+    var port: Int? { value.withLock { $0 } }
+}
+
+/// Where a metrics endpoint listens: `HOST:PORT`.
+public struct MetricsAddress: Sendable, Hashable, CustomStringConvertible {
+    /// A name or address to bind (`127.0.0.1`, `0.0.0.0`, `localhost`).
+    public var host: String
+    /// The port; 0 picks a free one.
+    public var port: Int
+
+    /// An address that is not `HOST:PORT`.
+    public struct Error: Swift.Error, CustomStringConvertible {
+        /// What is wrong and what to write instead.
+        public let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Reads `HOST:PORT` (an IPv6 host in brackets: `[::1]:9464`).
+    /// - Throws: ``Error`` naming what is wrong.
+    public init(parsing text: String) throws(Error) {
+        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
+            throw Error("'\(text)' is not HOST:PORT: write, for example, 127.0.0.1:9464 (or 127.0.0.1:0 for a free port)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw Error("'\(text)': the port must be a number from 0 to 65535 (0 picks a free one)")
+        }
+        self.host = host
+        self.port = port
+    }
+
+    /// `HOST:PORT`.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+}
