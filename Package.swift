@@ -38,7 +38,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2")
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -98,9 +99,24 @@ let package = Package(
         .target(
             name: "StateBusPrometheus",
             dependencies: [
+                "StateBusRuntime",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log")
+            ], swiftSettings: strict
+        ),
+        // The live inspector: a web page, served by Hummingbird, that is itself a view of a
+        // host's objects (values live over a WebSocket, edits with the host's verdict, the
+        // connected views, small charts). Its own module, out of the StateBus library.
+        .target(
+            name: "StateBusInspector",
+            dependencies: [
+                "StateBus", "StateBusWire", "StateBusRuntime", "ZeroMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log")
@@ -131,6 +147,7 @@ let package = Package(
             name: "statebus",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ", "StateBusPrometheus",
+                "StateBusInspector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

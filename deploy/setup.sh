@@ -5,13 +5,16 @@
 #
 #   deploy/setup.sh              libzmq (libzmq3-dev), SQLite (libsqlite3-dev) and pkg-config
 #   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
+#   deploy/setup.sh --browser    also Chromium and chromedriver, for the inspector's browser test
 set -euo pipefail
 
 want_protoc=no
+want_browser=no
 for arg in "$@"; do
   case "$arg" in
     --protoc) want_protoc=yes ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --browser) want_browser=yes ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -21,6 +24,8 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libzmq 2>/dev/null; then missing+=(libzmq3-dev); fi
 if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
 if [ "$want_protoc" = yes ] && ! command -v protoc >/dev/null 2>&1; then missing+=(protobuf-compiler); fi
+if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
+if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromedriver ]; then missing+=(chromium-driver); fi
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"

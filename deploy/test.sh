@@ -12,6 +12,12 @@ deploy/setup.sh --protoc >/dev/null 2>&1 || echo "test: protoc not installed; th
 python3 -c 'import zmq, google.protobuf' 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check pyzmq protobuf >/dev/null 2>&1 \
   || echo "test: pyzmq/protobuf not installed; the third-party client test will be skipped"
+# Optional: Chromium, chromedriver and Selenium let a test drive the inspector's page in a
+# real browser. Without them that one test is skipped (and says so).
+deploy/setup.sh --browser >/dev/null 2>&1 || echo "test: chromium/chromium-driver not installed; the inspector browser test will be skipped"
+python3 -c 'import selenium' 2>/dev/null \
+  || python3 -m pip install --quiet --disable-pip-version-check selenium >/dev/null 2>&1 \
+  || echo "test: selenium not installed; the inspector browser test will be skipped"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import Prometheus
 import ServiceLifecycle
+import StateBusRuntime
 import Synchronization
 
 /// Serves what StateBus records through swift-metrics at `GET /metrics`, in the Prometheus
@@ -21,7 +22,7 @@ import Synchronization
 /// ```
 public final class MetricsEndpoint: Service, Sendable {
     /// The address asked for.
-    public let address: MetricsAddress
+    public let address: HTTPListenAddress
     private let application: Application<RouterResponder<BasicRequestContext>>
     private let bound = BoundPort()
 
@@ -44,13 +45,13 @@ public final class MetricsEndpoint: Service, Sendable {
 
     /// Prepares an endpoint at `address` (started by ``run()``).
     /// - Parameter address: `HOST:PORT`; port 0 picks a free one (see ``waitUntilBound(timeout:)``).
-    /// - Throws: ``MetricsAddress/Error`` for an address that is not `HOST:PORT`.
-    public convenience init(address: String) throws(MetricsAddress.Error) {
-        self.init(address: try MetricsAddress(parsing: address))
+    /// - Throws: ``HTTPListenAddress/Error`` for an address that is not `HOST:PORT`.
+    public convenience init(address: String) throws(HTTPListenAddress.Error) {
+        self.init(address: try HTTPListenAddress(parsing: address))
     }
 
     /// Prepares an endpoint at `address` (started by ``run()``).
-    public init(address: MetricsAddress) {
+    public init(address: HTTPListenAddress) {
         self.address = address
         let registry = Self.registry
         let router = Router()
@@ -80,7 +81,7 @@ public final class MetricsEndpoint: Service, Sendable {
         while true {
             if let port = bound.port { return port }
             guard ContinuousClock.now < deadline else {
-                throw MetricsAddress.Error("the metrics endpoint did not listen on \(address) within \(timeout)")
+                throw HTTPListenAddress.Error("the metrics endpoint did not listen on \(address) within \(timeout)")
             }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -92,37 +93,4 @@ private final class BoundPort: Sendable {
     private let value = Mutex<Int?>(nil)
     func set(_ port: Int) { value.withLock { $0 = port } }
     var port: Int? { value.withLock { $0 } }
-}
-
-/// Where a metrics endpoint listens: `HOST:PORT`.
-public struct MetricsAddress: Sendable, Hashable, CustomStringConvertible {
-    /// A name or address to bind (`127.0.0.1`, `0.0.0.0`, `localhost`).
-    public var host: String
-    /// The port; 0 picks a free one.
-    public var port: Int
-
-    /// An address that is not `HOST:PORT`.
-    public struct Error: Swift.Error, CustomStringConvertible {
-        /// What is wrong and what to write instead.
-        public let description: String
-        init(_ description: String) { self.description = description }
-    }
-
-    /// Reads `HOST:PORT` (an IPv6 host in brackets: `[::1]:9464`).
-    /// - Throws: ``Error`` naming what is wrong.
-    public init(parsing text: String) throws(Error) {
-        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex else {
-            throw Error("'\(text)' is not HOST:PORT: write, for example, 127.0.0.1:9464 (or 127.0.0.1:0 for a free port)")
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw Error("'\(text)': the port must be a number from 0 to 65535 (0 picks a free one)")
-        }
-        self.host = host
-        self.port = port
-    }
-
-    /// `HOST:PORT`.
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }

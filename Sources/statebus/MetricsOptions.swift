@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBusPrometheus
+import StateBusRuntime
 
 /// `--metrics HOST:PORT`, shared by the long-running commands (`host`, `relay`, `node`,
 /// `watch`, `view`, `load`): serves what the process records at `http://HOST:PORT/metrics`
@@ -16,7 +17,7 @@ struct MetricsOptions: ParsableArguments {
     func validate() throws {
         guard let metrics else { return }
         do {
-            _ = try MetricsAddress(parsing: metrics)
+            _ = try HTTPListenAddress(parsing: metrics)
         } catch {
             throw ValidationError("--metrics \(error)")
         }

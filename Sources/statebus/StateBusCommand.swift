@@ -22,7 +22,8 @@ struct StateBusCommand: AsyncParsableCommand {
             DemoCommand.self, LaunchCommand.self, NodeCommand.self, HostCommand.self, RelayCommand.self, ViewCommand.self, LoadCommand.self,
             GetCommand.self, SetCommand.self, CallCommand.self, RecordCommand.self, ReplayCommand.self,
             WatchCommand.self, DumpCommand.self,
-            ObjectsCommand.self, ViewsCommand.self, PersistedCommand.self, KeygenCommand.self, SmokeCommand.self, BenchCommand.self,
+            ObjectsCommand.self, ViewsCommand.self, InspectCommand.self, PersistedCommand.self, KeygenCommand.self, SmokeCommand.self,
+            BenchCommand.self,
             BenchWorkerCommand.self
         ]
     )

@@ -1,0 +1,91 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import ServiceLifecycle
+import StateBus
+import StateBusRuntime
+import Synchronization
+
+/// `statebus inspect`: a web page that is itself a view of a running host. It shows every
+/// object and property live (over a WebSocket), lets a person edit each writable property in
+/// place and shows the host's verdict (a rejected edit shows the reason and the field goes
+/// back to the host's value), lists the connected views, and charts updates per second and
+/// the round trip of the page's edits. Plain HTML, CSS and JavaScript from this module; no
+/// build step, nothing from a CDN.
+///
+/// It is a service: ``run()`` joins the host, serves the page until a graceful shutdown or
+/// cancellation, then closes its replicas (they say goodbye).
+public final class Inspector: Service, Sendable {
+    /// The host's control endpoint.
+    public let controlEndpoint: String
+    /// Where the page is served.
+    public let address: HTTPListenAddress
+    private let security: ReplicaSecurity?
+    private let joinTimeout: Duration
+    private let bound = ListeningPort()
+
+    /// Prepares an inspector (started by ``run()``).
+    /// - Parameters:
+    ///   - controlEndpoint: the host's (or a relay's) control endpoint.
+    ///   - address: where to serve the page; port 0 picks a free one (``waitUntilBound(timeout:)``).
+    ///   - security: CURVE keys, for a host with keys (the page writes with this key's role).
+    ///   - joinTimeout: how long to wait for the host at start.
+    public init(controlEndpoint: String, address: HTTPListenAddress, security: ReplicaSecurity? = nil, joinTimeout: Duration = .seconds(10)) {
+        self.controlEndpoint = controlEndpoint
+        self.address = address
+        self.security = security
+        self.joinTimeout = joinTimeout
+    }
+
+    /// Joins the host and serves the page until a graceful shutdown or cancellation.
+    /// - Throws: the host's error or a timeout at start; the server's when it cannot listen.
+    public func run() async throws {
+        let model = try await InspectorModel(controlEndpoint: controlEndpoint, security: security, timeout: joinTimeout)
+        defer { model.close() }
+        let router = Router()
+        router.get("/") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: InspectorPage.html)))
+        }
+        let sockets = Router(context: BasicWebSocketRequestContext.self)
+        sockets.ws("/ws") { _, _ in
+            .upgrade()
+        } onUpgrade: { inbound, outbound, _ in
+            try await InspectorSession(model: model, outbound: outbound).run(inbound: inbound)
+        }
+        var logger = Logger(label: "statebus.inspect")
+        logger.logLevel = .warning
+        let bound = self.bound
+        let port = address.port
+        let application = Application(
+            router: router, server: .http1WebSocketUpgrade(webSocketRouter: sockets),
+            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
+            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? port) }, logger: logger)
+        try await application.run()
+    }
+
+    /// Waits until the page is served.
+    /// - Returns: the port (the one chosen, for port 0).
+    /// - Throws: an error past `timeout`, or `CancellationError`.
+    public func waitUntilBound(timeout: Duration = .seconds(30)) async throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            if let port = bound.port { return port }
+            guard ContinuousClock.now < deadline else {
+                throw HTTPListenAddress.Error(
+                    "the inspector did not serve \(address) within \(timeout): is the host at \(controlEndpoint) answering?")
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// The port a server bound, set once from its event loop, read from any task.
+private final class ListeningPort: Sendable {
+    private let value = Mutex<Int?>(nil)
+    func set(_ port: Int) { value.withLock { $0 = port } }
+    var port: Int? { value.withLock { $0 } }
+}

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import StateBusInspector
+import StateBusRuntime
+
+/// `statebus inspect`: serves a live web page that is a view of a running host.
+struct InspectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Serve a live web page of a running host: every object's properties, editable, the connected views, live charts.",
+        discussion: """
+            The page is itself a view: it joins every object the host serves, shows each \
+            property as it changes (over a WebSocket), and lets you edit each writable one in \
+            place (Enter sends, Escape reverts): the host's verdict shows under the field, and \
+            a rejected edit shows the host's reason while the field goes back to the host's \
+            value. Beside them: updates per second, the round trip of your edits, and the \
+            views connected to the host. Values are JSON (strings are edited as text). The \
+            page is plain HTML served from this binary; it prints inspector=URL once it \
+            listens. It can write with the role of the key it joins with: serve it on \
+            loopback (the default) unless everyone who reaches the address may write.
+
+            Examples:
+              statebus inspect --control ipc:///tmp/demo/control
+              statebus inspect --control tcp://127.0.0.1:7000 --http 127.0.0.1:0
+              statebus inspect --control tcp://10.0.0.5:7000 --key me.key --host-key host.pub --http 127.0.0.1:8080
+            """
+    )
+
+    @Option(name: .long, help: "The host's (or a relay's) control endpoint (default: $STATEBUS_CONTROL).")
+    var control: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where to serve the page (port 0 picks a free one).", valueName: "HOST:PORT"))
+    var http = "127.0.0.1:8080"
+
+    @Option(name: .long, help: "Seconds to wait for the host at start.")
+    var timeout: Double = 10
+
+    @Option(name: .long, help: "This client's CURVE secret key file, for a host with keys (default: $STATEBUS_KEY_FILE).")
+    var key: String?
+
+    @Option(name: .customLong("host-key"), help: "The host's public key file or Z85 key (default: $STATEBUS_HOST_KEY_FILE).")
+    var hostKey: String?
+
+    func validate() throws {
+        do {
+            let address = try HTTPListenAddress(parsing: http)
+            if !["127.0.0.1", "localhost", "::1"].contains(address.host) {
+                FileHandle.standardError.write(
+                    Data("statebus inspect: serving on \(address.host): anyone who reaches it can read and edit the host's objects\n".utf8))
+            }
+        } catch {
+            throw ValidationError("--http \(error)")
+        }
+        guard control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] != nil else {
+            throw ValidationError("no host endpoint: pass --control ENDPOINT (a host's or relay's) or set STATEBUS_CONTROL")
+        }
+        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+    }
+
+    func run() async throws {
+        let stop = SignalTrap.stopSignals()
+        // The same endpoint and key rules as every other command's (environment defaults,
+        // both keys or neither).
+        let connection = try ConnectionOptions.parse(
+            (control.map { ["--control", $0] } ?? []) + (key.map { ["--key", $0] } ?? []) + (hostKey.map { ["--host-key", $0] } ?? []))
+        let inspector = Inspector(
+            controlEndpoint: connection.controlEndpoint, address: try HTTPListenAddress(parsing: http), security: try connection.security(),
+            joinTimeout: .milliseconds(Int(timeout * 1_000)))
+        Task {
+            let port = try await inspector.waitUntilBound(timeout: .milliseconds(Int(timeout * 1_000)) + .seconds(20))
+            var address = inspector.address
+            address.port = port
+            emit("inspector=http://\(address)/")
+        }
+        try await runServices([inspector], stoppingOn: stop)
+    }
+}
