@@ -24,6 +24,7 @@ public final class Inspector: Service, Sendable {
     public let address: HTTPListenAddress
     private let security: ReplicaSecurity?
     private let joinTimeout: Duration
+    private let timeline: InspectorTimeline?
     private let bound = ListeningPort()
 
     /// Prepares an inspector (started by ``run()``).
@@ -32,17 +33,22 @@ public final class Inspector: Service, Sendable {
     ///   - address: where to serve the page; port 0 picks a free one (``waitUntilBound(timeout:)``).
     ///   - security: CURVE keys, for a host with keys (the page writes with this key's role).
     ///   - joinTimeout: how long to wait for the host at start.
-    public init(controlEndpoint: String, address: HTTPListenAddress, security: ReplicaSecurity? = nil, joinTimeout: Duration = .seconds(10)) {
+    ///   - timeline: a recorded history to scrub through (the host is its replay), if any.
+    public init(
+        controlEndpoint: String, address: HTTPListenAddress, security: ReplicaSecurity? = nil, joinTimeout: Duration = .seconds(10),
+        timeline: InspectorTimeline? = nil
+    ) {
         self.controlEndpoint = controlEndpoint
         self.address = address
         self.security = security
         self.joinTimeout = joinTimeout
+        self.timeline = timeline
     }
 
     /// Joins the host and serves the page until a graceful shutdown or cancellation.
     /// - Throws: the host's error or a timeout at start; the server's when it cannot listen.
     public func run() async throws {
-        let model = try await InspectorModel(controlEndpoint: controlEndpoint, security: security, timeout: joinTimeout)
+        let model = try await InspectorModel(controlEndpoint: controlEndpoint, security: security, timeout: joinTimeout, timeline: timeline)
         defer { model.close() }
         let router = Router()
         router.get("/") { _, _ -> Response in

@@ -10,6 +10,34 @@ enum InspectorMessage {
         var host: String
         var endpoint: String
         var objects: [Object]
+        /// Present when the host is a recording's replay.
+        var timeline: Timeline?
+    }
+
+    /// Where a recording's replay stands: the page's slider.
+    struct Timeline: Encodable, Equatable {
+        var first: UInt64
+        var last: UInt64
+        var at: UInt64
+        var sequences: [UInt64]
+    }
+
+    /// The answer to a seek.
+    struct Position: Encodable {
+        var type = "position"
+        var at: UInt64
+        var error: String?
+
+        init(at: UInt64, error: String?) {
+            self.at = at
+            self.error = error
+        }
+    }
+
+    /// A move of the slider: show the recording at `sequence`.
+    struct Seek: Decodable {
+        var type: String
+        var sequence: UInt64
     }
 
     struct Object: Encodable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import StateBus
 import StateBusWire
+import Synchronization
 import ZeroMQ
 
 /// What the inspector sees of a host: its description and one live ``Replica`` per object,
@@ -12,13 +13,18 @@ final class InspectorModel: Sendable {
     /// One replica per object, by name.
     let replicas: [String: Replica]
     let security: ReplicaSecurity?
+    /// The recorded history being scrubbed, and where the host stands in it.
+    let timeline: InspectorTimeline?
+    private let position: Mutex<UInt64>
     private let loop: IOLoop
 
     /// Asks the host for its description and joins every object it serves.
     /// - Throws: the host's error, or a timeout when nothing answers within `timeout`.
-    init(controlEndpoint: String, security: ReplicaSecurity?, timeout: Duration) async throws {
+    init(controlEndpoint: String, security: ReplicaSecurity?, timeout: Duration, timeline: InspectorTimeline? = nil) async throws {
         self.controlEndpoint = controlEndpoint
         self.security = security
+        self.timeline = timeline
+        position = Mutex(timeline?.last ?? 0)
         description = try await HostDescription.fetch(controlEndpoint: controlEndpoint, timeout: timeout, security: security)
         let loop = try IOLoop(context: try Context(), name: "statebus-inspect")
         self.loop = loop
@@ -56,7 +62,33 @@ final class InspectorModel: Sendable {
             }
             return InspectorMessage.Object(name: name, connection: connection.description, sequence: sequence, properties: properties)
         }
-        return InspectorMessage.State(host: description.name, endpoint: controlEndpoint, objects: objects)
+        return InspectorMessage.State(
+            host: description.name, endpoint: controlEndpoint, objects: objects,
+            timeline: timeline.map {
+                InspectorMessage.Timeline(first: $0.first, last: $0.last, at: position.withLock { $0 }, sequences: $0.sequences)
+            })
+    }
+
+    /// Moves the recorded history's host to `sequence` (the page's slider).
+    /// - Returns: where it stands now, or why it could not move.
+    func seek(to sequence: UInt64) async -> InspectorMessage.Position {
+        guard let timeline else { return .init(at: 0, error: "this inspector shows a live host, not a recording") }
+        let target = timeline.sequences.last { $0 <= sequence } ?? timeline.first
+        do {
+            let (epoch, sequence) = try await timeline.seek(target)
+            // Answer once every replica shows the host's new state, so the page's next state
+            // is the recording at `target`.
+            for replica in replicas.values {
+                try await replica.waitFor(timeout: .seconds(10), "the host at recorded sequence \(target)") { replica in
+                    let state = replica.consistentState
+                    return state.connection == .live && state.epoch == epoch && state.sequence == sequence
+                }
+            }
+            position.withLock { $0 = target }
+            return .init(at: target, error: nil)
+        } catch {
+            return .init(at: position.withLock { $0 }, error: "\(error)")
+        }
     }
 
     /// Writes `json` (a JSON value) to `property` of `object` and waits for the host's verdict.

@@ -36,7 +36,12 @@ enum InspectorPage {
         <body>
         <header><h1>StateBus inspector</h1><span class="where" id="where">connecting…</span><span id="link">●</span></header>
         <main>
-          <div id="objects"></div>
+          <div>
+            <section id="timeline" hidden><h2>Recording <small id="at"></small></h2>
+              <input type="range" id="scrub" min="0" max="0" step="1" value="0">
+              <div class="verdict" id="seekNote">Move the slider to see the object at any recorded sequence (time travel).</div></section>
+            <div id="objects"></div>
+          </div>
           <div>
             <section><h2>Updates per second <small id="ups">–</small></h2><canvas id="upsChart" width="320" height="80"></canvas></section>
             <section><h2>Write round trip <small id="rtt">no edit yet</small></h2><canvas id="rttChart" width="320" height="80"></canvas></section>
@@ -62,11 +67,13 @@ enum InspectorPage {
             if (message.type === "state") render(message);
             else if (message.type === "stats") stats(message);
             else if (message.type === "verdict") verdict(message);
+            else if (message.type === "position") position(message);
           };
         }
 
         function render(message) {
           document.getElementById("where").textContent = "host " + message.host + " at " + message.endpoint;
+          if (message.timeline) timeline(message.timeline);
           const root = document.getElementById("objects");
           for (const object of message.objects) {
             let section = document.getElementById("object-" + object.name);
@@ -119,6 +126,27 @@ enum InspectorPage {
             }
           }
           state.objects = message.objects;
+        }
+
+        let sequences = [];
+        function timeline(t) {
+          const section = document.getElementById("timeline"), scrub = document.getElementById("scrub");
+          if (section.hidden) {
+            section.hidden = false;
+            sequences = t.sequences;
+            scrub.max = String(sequences.length - 1);
+            scrub.value = String(sequences.indexOf(t.at));
+            scrub.addEventListener("input", () => { document.getElementById("at").textContent = "sequence " + sequences[Number(scrub.value)] + " (moving…)"; });
+            scrub.addEventListener("change", () => socket.send(JSON.stringify({ type: "seek", sequence: sequences[Number(scrub.value)] })));
+          }
+          document.getElementById("at").textContent = "sequence " + t.at + " of " + t.first + "–" + t.last;
+        }
+
+        function position(message) {
+          const note = document.getElementById("seekNote");
+          note.className = "verdict " + (message.error ? "no" : "ok");
+          note.textContent = message.error ? "✗ " + message.error : "showing the recording at sequence " + message.at;
+          note.dataset.at = String(message.at);
         }
 
         function current(id) {

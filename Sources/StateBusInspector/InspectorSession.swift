@@ -14,11 +14,13 @@ struct InspectorSession: Sendable {
             group.addTask { try await push() }
             group.addTask {
                 for try await message in inbound.messages(maxSize: 1 << 20) {
-                    guard case .text(let text) = message,
-                        let write = try? JSONDecoder().decode(InspectorMessage.Write.self, from: Data(text.utf8)), write.type == "write"
-                    else { continue }
-                    let verdict = await model.write(object: write.object, property: write.property, json: write.json)
-                    try await outbound.write(.text(InspectorJSON.encode(verdict)))
+                    guard case .text(let text) = message else { continue }
+                    if let write = try? JSONDecoder().decode(InspectorMessage.Write.self, from: Data(text.utf8)), write.type == "write" {
+                        let verdict = await model.write(object: write.object, property: write.property, json: write.json)
+                        try await outbound.write(.text(InspectorJSON.encode(verdict)))
+                    } else if let seek = try? JSONDecoder().decode(InspectorMessage.Seek.self, from: Data(text.utf8)), seek.type == "seek" {
+                        try await outbound.write(.text(InspectorJSON.encode(await model.seek(to: seek.sequence))))
+                    }
                 }
             }
             // The page closed (the reader ended) or the connection broke (either threw).

@@ -23,11 +23,20 @@ struct InspectCommand: AsyncParsableCommand {
               statebus inspect --control ipc:///tmp/demo/control
               statebus inspect --control tcp://127.0.0.1:7000 --http 127.0.0.1:0
               statebus inspect --control tcp://10.0.0.5:7000 --key me.key --host-key host.pub --http 127.0.0.1:8080
+              statebus inspect --recording counter.rec      # scrub through a recording (statebus record)
+
+            With --recording FILE the page shows a recording instead of a live host: a host \
+            in this process serves the recorded object read-only, and a slider moves it to any \
+            recorded sequence (time travel across processes: other views may join it too, at \
+            the control endpoint the page names).
             """
     )
 
     @Option(name: .long, help: "The host's (or a relay's) control endpoint (default: $STATEBUS_CONTROL).")
     var control: String?
+
+    @Option(name: .long, help: "A recording (statebus record) to scrub through instead of a live host.")
+    var recording: String?
 
     @Option(name: .long, help: ArgumentHelp("Where to serve the page (port 0 picks a free one).", valueName: "HOST:PORT"))
     var http = "127.0.0.1:8080"
@@ -51,7 +60,8 @@ struct InspectCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError("--http \(error)")
         }
-        guard control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] != nil else {
+        if recording != nil, control != nil { throw ValidationError("choose one of --control (a live host) and --recording (a file), not both") }
+        guard recording != nil || control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] != nil else {
             throw ValidationError("no host endpoint: pass --control ENDPOINT (a host's or relay's) or set STATEBUS_CONTROL")
         }
         guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
@@ -59,6 +69,10 @@ struct InspectCommand: AsyncParsableCommand {
 
     func run() async throws {
         let stop = SignalTrap.stopSignals()
+        if let recording {
+            try await inspect(recording: recording, stop: stop)
+            return
+        }
         // The same endpoint and key rules as every other command's (environment defaults,
         // both keys or neither).
         let connection = try ConnectionOptions.parse(
@@ -66,12 +80,38 @@ struct InspectCommand: AsyncParsableCommand {
         let inspector = Inspector(
             controlEndpoint: connection.controlEndpoint, address: try HTTPListenAddress(parsing: http), security: try connection.security(),
             joinTimeout: .milliseconds(Int(timeout * 1_000)))
+        announce(inspector)
+        try await runServices([inspector], stoppingOn: stop)
+    }
+
+    /// Serves the page over a recording: a host of this process at a private ipc endpoint,
+    /// moved along the recording by the page's slider.
+    private func inspect(recording: String, stop: SignalTrap) async throws {
+        let history = try RecordedHistory(path: recording)
+        let folder = NSTemporaryDirectory() + "statebus-inspect-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let scrubber = try await RecordingScrubber(history: history, controlEndpoint: "ipc://\(folder)/recording")
+        let inspector = Inspector(
+            controlEndpoint: "ipc://\(folder)/recording", address: try HTTPListenAddress(parsing: http), joinTimeout: .seconds(10),
+            timeline: scrubber.timeline())
+        announce(inspector)
+        do {
+            try await runServices([inspector], stoppingOn: stop)
+        } catch {
+            await scrubber.stop()
+            throw error
+        }
+        await scrubber.stop()
+    }
+
+    /// Prints `inspector=URL` once the page is served.
+    private func announce(_ inspector: Inspector) {
         Task {
             let port = try await inspector.waitUntilBound(timeout: .milliseconds(Int(timeout * 1_000)) + .seconds(20))
             var address = inspector.address
             address.port = port
             emit("inspector=http://\(address)/")
         }
-        try await runServices([inspector], stoppingOn: stop)
     }
 }

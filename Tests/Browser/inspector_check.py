@@ -4,6 +4,11 @@ as a person would, against a running host serving the demo's Profile object. Run
 Tests/IntegrationTests/InspectorBrowserTests.swift, which starts the host and the inspector.
 
     inspector_check.py URL CONTROL STATEBUS [SCREENSHOT.png]
+    inspector_check.py --scrub URL SEQUENCE:PROPERTY=TEXT,... ...
+
+With --scrub the page shows a recording (statebus inspect --recording): for each argument,
+in order, the slider moves to SEQUENCE and every PROPERTY of the recorded object must show
+TEXT (the page's text of its value).
 
 Prints one `ok: ...` line per step and exits 0, or prints what it saw and exits 1.
 """
@@ -19,8 +24,12 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-url, control, statebus = sys.argv[1:4]
-screenshot = sys.argv[4] if len(sys.argv) > 4 else None
+scrub = sys.argv[1] == "--scrub"
+if scrub:
+    url, stops = sys.argv[2], sys.argv[3:]
+else:
+    url, control, statebus = sys.argv[1:4]
+    screenshot = sys.argv[4] if len(sys.argv) > 4 else None
 
 
 def run(*arguments):
@@ -40,7 +49,41 @@ for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-d
 options.binary_location = "/usr/bin/chromium"
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 wait = WebDriverWait(driver, 30, poll_frequency=0.1)
+
+
+def scrub_through(stops):
+    """Moves the recording's slider to each stop and checks the values shown there."""
+    driver.get(url)
+    try:
+        wait.until(lambda d: d.find_element(By.ID, "timeline").is_displayed())
+    except TimeoutException:
+        fail("the page shows no recording slider", driver)
+    for stop in stops:
+        sequence, expectations = stop.split(":", 1)
+        index = driver.execute_script(f"return sequences.indexOf({int(sequence)})")
+        if index < 0:
+            fail(f"sequence {sequence} is not among the recorded ones", driver)
+        driver.execute_script(
+            "const s = document.getElementById('scrub'); s.value = String(arguments[0]); s.dispatchEvent(new Event('change'));", index)
+        try:
+            wait.until(lambda d: d.find_element(By.ID, "seekNote").get_attribute("data-at") == sequence)
+        except TimeoutException:
+            fail(f"the slider never reached sequence {sequence}", driver)
+        for expectation in expectations.split(","):
+            name, text = expectation.split("=", 1)
+            try:
+                wait.until(lambda d: d.find_element(By.ID, f"value-{name}").text == text)
+            except TimeoutException:
+                shown = driver.find_element(By.ID, f"value-{name}").text
+                fail(f"at sequence {sequence}, {name} shows {shown!r}, not {text!r}", driver)
+        print(f"ok: at sequence {sequence} the page shows {expectations}")
+
+
 try:
+    if scrub:
+        scrub_through(stops)
+        sys.exit(0)
+
     # 1. A value set with `statebus set` shows on the page.
     status, output = run("set", "user", json.dumps({"username": "bea", "email": "bea@example.org"}))
     if status != 0:
