@@ -6,7 +6,6 @@ import NIOCore
 import ServiceLifecycle
 import StateBus
 import StateBusRuntime
-import Synchronization
 
 /// `statebus inspect`: a web page that is itself a view of a running host. It shows every
 /// object and property live (over a WebSocket), lets a person edit each writable property in
@@ -77,21 +76,6 @@ public final class Inspector: Service, Sendable {
     /// - Returns: the port (the one chosen, for port 0).
     /// - Throws: an error past `timeout`, or `CancellationError`.
     public func waitUntilBound(timeout: Duration = .seconds(30)) async throws -> Int {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let port = bound.port { return port }
-            guard ContinuousClock.now < deadline else {
-                throw HTTPListenAddress.Error(
-                    "the inspector did not serve \(address) within \(timeout): is the host at \(controlEndpoint) answering?")
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await bound.wait(upTo: timeout, for: "the inspector at \(address) (is the host at \(controlEndpoint) answering?)")
     }
-}
-
-/// The port a server bound, set once from its event loop, read from any task.
-private final class ListeningPort: Sendable {
-    private let value = Mutex<Int?>(nil)
-    func set(_ port: Int) { value.withLock { $0 = port } }
-    var port: Int? { value.withLock { $0 } }
 }

@@ -5,7 +5,6 @@ import NIOCore
 import Prometheus
 import ServiceLifecycle
 import StateBusRuntime
-import Synchronization
 
 /// Serves what StateBus records through swift-metrics at `GET /metrics`, in the Prometheus
 /// text format (swift-prometheus), over HTTP (Hummingbird): what `statebus host`, `relay`,
@@ -24,7 +23,7 @@ public final class MetricsEndpoint: Service, Sendable {
     /// The address asked for.
     public let address: HTTPListenAddress
     private let application: Application<RouterResponder<BasicRequestContext>>
-    private let bound = BoundPort()
+    private let bound = ListeningPort()
 
     /// The registry every StateBus metric of this process lands in: swift-metrics is
     /// bootstrapped with it on first use. Round trips and commits take micro- to
@@ -75,22 +74,8 @@ public final class MetricsEndpoint: Service, Sendable {
 
     /// Waits until the server listens.
     /// - Returns: the port it listens on (the one chosen, for port 0).
-    /// - Throws: `CancellationError` when cancelled first; a timeout error past `timeout`.
+    /// - Throws: `CancellationError` when cancelled first; an error past `timeout`.
     public func waitUntilBound(timeout: Duration = .seconds(10)) async throws -> Int {
-        let deadline = ContinuousClock.now + timeout
-        while true {
-            if let port = bound.port { return port }
-            guard ContinuousClock.now < deadline else {
-                throw HTTPListenAddress.Error("the metrics endpoint did not listen on \(address) within \(timeout)")
-            }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await bound.wait(upTo: timeout, for: "the metrics endpoint at \(address)")
     }
-}
-
-/// The port a server bound, set once from its event loop, read from any task.
-private final class BoundPort: Sendable {
-    private let value = Mutex<Int?>(nil)
-    func set(_ port: Int) { value.withLock { $0 = port } }
-    var port: Int? { value.withLock { $0 } }
 }
