@@ -1,23 +1,14 @@
 import Foundation
 
 /// A child process's exit and stops, read from the kernel by a thread that blocks in
-/// `waitid` (with `WNOWAIT`, so the child is not reaped: Foundation's `Process` still
-/// collects it).
-///
-/// Foundation's `Process` on Linux learns of a child's exit when a socket shared with the
-/// child closes. A process that another thread spawns at the same moment can inherit that
-/// socket and keep it open, so `isRunning` stays true, and `waitUntilExit()` blocks, until
-/// that other process ends too (swift-corelibs-foundation issue 4795). Under parallel tests
-/// this made a `protoc` that had long exited look alive for 30 s. The kernel knows at once.
+/// `waitid`: nothing polls.
 enum ChildExit {
-    /// Calls `exited` with child `pid`'s exit status (128 + the signal number when a signal
-    /// ended it, as a shell reports) once it has ended, from a thread of its own; or with
-    /// `nil` when the kernel no longer knows the child (`Process` reaped it first, and
-    /// reports it through its termination handler).
-    static func watch(_ pid: Int32, exited: @escaping @Sendable (Int32?) -> Void) {
+    /// Reaps child `pid` once it has ended, from a thread of its own, and calls `exited` with
+    /// its exit status (128 + the signal number when a signal ended it, as a shell reports).
+    static func watch(_ pid: Int32, exited: @escaping @Sendable (Int32) -> Void) {
         Thread.detachNewThread {
-            exited(
-                wait(for: pid, events: WEXITED).flatMap { $0.code == CLD_EXITED || $0.code == CLD_KILLED || $0.code == CLD_DUMPED ? $0.status : nil })
+            // -1: the kernel no longer knows the child (nothing else reaps ours).
+            exited(wait(for: pid, events: WEXITED, keep: false)?.status ?? -1)
         }
     }
 
@@ -27,19 +18,20 @@ enum ChildExit {
     static func waitForStop(_ pid: Int32, timeout: Duration) -> Bool {
         let stopped = OneTimeEvent()
         Thread.detachNewThread {
-            _ = wait(for: pid, events: WSTOPPED | WEXITED)
+            _ = wait(for: pid, events: WSTOPPED | WEXITED, keep: true)
             stopped.fire()
         }
         return stopped.wait(upTo: timeout)
     }
 
-    /// One `waitid` for `events` of child `pid`, without reaping it, retried after a signal.
+    /// One `waitid` for `events` of child `pid`, retried after a signal; with `keep`, the
+    /// child is left to be waited for again (`WNOWAIT`: a stop is looked at, not consumed).
     /// - Returns: what happened and its status (128 + the signal for one that ended the
     ///   child), or `nil` when `pid` is not (or no longer) a child of this process.
-    private static func wait(for pid: Int32, events: Int32) -> (code: Int32, status: Int32)? {
+    private static func wait(for pid: Int32, events: Int32, keep: Bool) -> (code: Int32, status: Int32)? {
         guard pid > 0 else { return nil }
         var info = siginfo_t()
-        while waitid(P_PID, id_t(pid), &info, events | WNOWAIT) != 0 {
+        while waitid(P_PID, id_t(pid), &info, events | (keep ? WNOWAIT : 0)) != 0 {
             guard errno == EINTR else { return nil }
         }
         let status = info._sifields._sigchld.si_status

@@ -24,11 +24,12 @@ public final class NodeProcess: Sendable {
     let onLine: (@Sendable (String) -> Void)?
 
     struct State {
-        var process: Process?
+        /// The current run's process id (0 before the first start).
+        var pid: pid_t = 0
         var input: FileHandle?
         var lines = LineWaiters()
         var run = 0
-        /// The current run's exit, seen by ``ChildExit`` or by `Process`, whichever is first.
+        /// The current run's exit, seen by ``ChildExit``.
         var exit = OneTimeEvent()
         /// The end of the current run's output (its pipe closed).
         var outputEnd = OneTimeEvent()
@@ -64,21 +65,12 @@ public final class NodeProcess: Sendable {
     /// Starts the program again (after ``kill()`` or exit); its new lines follow the old.
     /// - Throws: when the program cannot be started.
     public func start() throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
         var inherited = ProcessInfo.processInfo.environment
         // Swift's crash backtracer keeps a crashed child's output open while it works (and
         // waits for a debugger when it runs interactively), so stopping the child could hang;
         // a crash still shows as the exit status and the child's last lines. Set
         // SWIFT_BACKTRACE yourself (or in `environment`) to change this.
         if inherited["SWIFT_BACKTRACE"] == nil { inherited["SWIFT_BACKTRACE"] = "enable=no" }
-        process.environment = inherited.merging(environment) { _, new in new }
-        let output = Pipe()
-        let input = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = input
         let (run, exit, outputEnd, previous) = state.withLock { state in
             let previous = state
             state.run += 1
@@ -88,14 +80,10 @@ public final class NodeProcess: Sendable {
             state.outputEnd = OneTimeEvent()
             return (state.run, state.exit, state.outputEnd, previous)
         }
-        // `Process` reaps the child and may be the first to know (when the kernel no longer
-        // knows the child by the time ``ChildExit`` asks); either source reports the exit once.
-        process.terminationHandler = { [weak self] ended in
-            let status = ended.terminationReason == .uncaughtSignal ? 128 + ended.terminationStatus : ended.terminationStatus
-            self?.exited(run: run, status: status, exit: exit, outputEnd: outputEnd)
-        }
+        let child: ChildSpawn.Started
         do {
-            try process.run()
+            child = try ChildSpawn.start(
+                executable: executable.path, arguments: arguments, environment: inherited.merging(environment) { _, new in new })
         } catch {
             // Nothing started: the previous run stays the current one.
             state.withLock { state in
@@ -108,13 +96,12 @@ public final class NodeProcess: Sendable {
             throw error
         }
         state.withLock {
-            $0.process = process
-            $0.input = input.fileHandleForWriting
+            $0.pid = child.pid
+            $0.input = child.input
             $0.lines.beginRun()
         }
-        readLines(from: output.fileHandleForReading, run: run, end: outputEnd)
-        ChildExit.watch(process.processIdentifier) { [weak self] status in
-            guard let status else { return }
+        readLines(from: child.output, run: run, end: outputEnd)
+        ChildExit.watch(child.pid) { [weak self] status in
             self?.exited(run: run, status: status, exit: exit, outputEnd: outputEnd)
         }
     }
@@ -155,14 +142,14 @@ public final class NodeProcess: Sendable {
     }
 
     /// The process id of the current run.
-    public var pid: Int32 { state.withLock { $0.process?.processIdentifier ?? 0 } }
+    public var pid: Int32 { state.withLock { $0.pid } }
 
     /// Whether process `pid` (any process, not only a child) is running: it exists and is
     /// not a zombie, a process that ended and waits to be collected by its parent or init.
     public static func isRunning(pid: Int32) -> Bool { ChildExit.isRunning(pid) }
 
     /// Whether the current run is still going.
-    public var isRunning: Bool { state.withLock { $0.process != nil && $0.exitStatus == nil } }
+    public var isRunning: Bool { state.withLock { $0.pid != 0 && $0.exitStatus == nil } }
 
     /// Writes one line to the current run's standard input.
     public func send(line: String) {
@@ -233,7 +220,7 @@ public final class NodeProcess: Sendable {
     /// Stops a process nobody holds any more without blocking: SIGTERM now, SIGKILL from
     /// another thread if it has not ended 2 s later.
     deinit {
-        let (pid, exit) = state.withLock { ($0.process?.processIdentifier ?? 0, $0.exit) }
+        let (pid, exit) = state.withLock { ($0.pid, $0.exit) }
         guard pid > 0, !exit.hasFired else { return }
         Foundation.kill(pid, SIGCONT)
         Foundation.kill(pid, SIGTERM)

@@ -22,7 +22,7 @@ public final class LaunchedTopology: Sendable {
 
     /// The running process of a node, waiting until the launcher has started it.
     /// - Throws: ``WaitTimeout`` when the node does not start in time.
-    public func node(_ name: String, timeout: Duration = .seconds(30)) async throws -> NodeProcess {
+    public func node(_ name: String, timeout: Duration = .seconds(120)) async throws -> NodeProcess {
         let launcher = self.launcher
         try await waitUntil(
             "node \(name) of launch '\(launcher.file.name)' to start", timeout: timeout,

@@ -53,7 +53,7 @@ struct BenchTests {
         #expect(goals.allSatisfy { ["met", "missed", "not available"].contains($0["status"] as? String ?? "") })
     }
 
-    @Test("--peer qtro reads the peer's figures beside StateBus's (a stand-in peer), and a missing peer is a note, not a failure")
+    @Test("--peer qtro reads the peer's figures beside StateBus's (a stand-in peer that writes the peer's raw lines)")
     func peerFigures() async throws {
         let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -78,10 +78,5 @@ struct BenchTests {
         #expect(abs((p50["qtroRatio"] as? Double ?? 0) - statebusP50 / 33_000) < 1e-9)
         #expect((report["peer"] as? String)?.hasPrefix("Qt Remote Objects 6.4") == true, "\(report["peer"] ?? "none")")
 
-        let missing = try await OneShotCommand.run(
-            statebus, ["bench", "--tiny", "--only", "echo", "--peer", "qtro", "--peer-dir", "\(folder)/nothing-here"], timeout: .seconds(300))
-        #expect(missing.status == 0, "\(missing.output.suffix(20))")
-        #expect(
-            missing.output.contains { $0.contains("- QtRO: not run: no QtRO benchmark at \(folder)/nothing-here") }, "\(missing.output.suffix(20))")
     }
 }

@@ -24,7 +24,7 @@ let browserUnavailable: String? = {
 @Suite("The inspector's page in a real browser")
 struct InspectorBrowserTests {
     @Test(
-        "the page shows a value set with statebus set; an edit typed in it reaches the host and another view; an invalid one shows the host's reason and rolls back",
+        "the page shows a value set with statebus set; an edit typed in it reaches the host and another view; an invalid one shows the host's reason and rolls back; a recording's slider shows each recorded sequence, back and forth",
         .enabled(if: browserUnavailable == nil, "\(browserUnavailable ?? "")"))
     func pageInBrowser() async throws {
         try await withTestSystem { system in
@@ -49,14 +49,15 @@ struct InspectorBrowserTests {
             ] {
                 #expect(run.output.contains(step), "missing step '\(step)' in:\n\(run.output.joined(separator: "\n"))")
             }
+            try await scrubRecording(in: system)
         }
     }
 
-    @Test(
-        "a recording scrubbed in the page: the slider shows the object at each recorded sequence, back and forth",
-        .enabled(if: browserUnavailable == nil, "\(browserUnavailable ?? "")"))
-    func scrubRecording() async throws {
-        try await withTestSystem { system in
+    /// A recording scrubbed in the page: the slider shows the object at each recorded
+    /// sequence, back and forth. Part of ``pageInBrowser()``, so that one browser runs at a
+    /// time beside the rest of the suite.
+    func scrubRecording(in system: TestSystem) async throws {
+        do {
             let control = system.endpoint("counter.control")
             let host = try system.startProcess(
                 executable: system.statebus,
