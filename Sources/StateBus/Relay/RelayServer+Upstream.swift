@@ -278,8 +278,13 @@ extension RelayServer {
             }
             // Unchanged, before anything else: views apply it as they would from the host.
             if (try? updates.send(frames[0], more: true, wait: false)) == true {
-                _ = try? updates.send(frames[1], wait: false)
-                counters.relayedPublications.add(1, ordering: .relaxed)
+                // libzmq takes the rest of a message whose first frame it took.
+                if (try? updates.send(frames[1], wait: false)) == true {
+                    counters.relayedPublications.add(1, ordering: .relaxed)
+                } else {
+                    counters.droppedMessages.add(1, ordering: .relaxed)
+                    logger.error("libzmq refused the body of a publication whose topic it took; views will see a gap and resync")
+                }
             }
             if publication.hasHeartbeat {
                 guard publication.heartbeat.epoch == epoch else {

@@ -468,7 +468,10 @@ final class RelayServer {
         do {
             guard try control.send(identity, more: true, wait: false) else { return .full }
             // libzmq takes the rest of a message whose first frame it took.
-            _ = try control.send(bytes, wait: false)
+            if try !control.send(bytes, wait: false) {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+                logger.error("libzmq refused the body of a reply whose routing frame it took; the reply is lost")
+            }
             return .sent
         } catch {
             return .gone

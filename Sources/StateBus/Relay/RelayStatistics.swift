@@ -43,6 +43,9 @@ final class RelayCounters: Sendable {
     let badMessages = MetricCounter("statebus_relay_bad_messages_total")
     let expiredRequests = MetricCounter("statebus_relay_expired_requests_total")
     let forwardedCalls = MetricCounter("statebus_relay_forwarded_calls_total")
+    /// Message bodies libzmq refused after taking their first frame (it should not): lost,
+    /// so counted and logged rather than dropped silently.
+    let droppedMessages = MetricCounter("statebus_relay_dropped_messages_total")
     /// Whether every relayed object's copy holds the upstream's current state.
     let synced = Atomic<Bool>(false)
 
