@@ -42,13 +42,13 @@ def main():
     left.set_title("Throughput by number of views")
     left.legend()
 
-    percentiles = [(p, f"echo.{key}") for p, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")) if f"echo.{key}" in rows]
+    percentiles = [(p, f"echo.own.{key}") for p, key in (("p50", "p50"), ("p99", "p99"), ("p99.9", "p999")) if f"echo.own.{key}" in rows]
     for index, (label, field, colour) in enumerate(series):
         values = [(rows[key].get(field) or 0) / 1e3 for _, key in percentiles]
         if any(values):
             right.bar([i + index * width for i in range(len(percentiles))], values, width, label=label, color=colour)
     right.set_xticks([i + width for i in range(len(percentiles))], [p for p, _ in percentiles])
-    right.set_ylabel("write -> echo at the writer (µs)")
+    right.set_ylabel("write -> own confirmation (µs)")
     right.set_title("Round-trip latency distribution")
     right.legend()
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #ifdef __linux__
+#include <sched.h>
 #include <sys/eventfd.h>
 #endif
 
@@ -29,6 +30,19 @@ static inline int czmq_wake_fd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 #else
     return -1;
+#endif
+}
+
+/* Pins the calling thread to one CPU (the low-latency profile). Returns 0, or an errno. */
+static inline int czmq_pin_thread(int cpu) {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+#else
+    (void)cpu;
+    return ENOTSUP;
 #endif
 }
 

@@ -27,7 +27,8 @@ struct BenchTests {
         let checks = try #require(report["checks"] as? [[String: Any]])
         let byName = Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         var expected = [
-            "echo.statebus", "echo.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter",
+            "echo.own.statebus", "echo.own.raw", "echo.other.statebus", "echo.other.raw", "echo.own.pinned.statebus", "echo.own.pinned.raw",
+            "echo.other.pinned.statebus", "echo.other.pinned.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter",
             "collection.1000"
         ]
         for kind in ["int", "string", "struct"] {
@@ -72,7 +73,7 @@ struct BenchTests {
         let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
         let rows = try #require(report["rows"] as? [[String: Any]])
-        let p50 = try #require(rows.first { $0["key"] as? String == "echo.p50" }, "\(rows)")
+        let p50 = try #require(rows.first { $0["key"] as? String == "echo.own.p50" }, "\(rows)")
         #expect(p50["qtro"] as? Double == 33_000, "\(p50)")
         let statebusP50 = try #require(p50["statebus"] as? Double)
         #expect(abs((p50["qtroRatio"] as? Double ?? 0) - statebusP50 / 33_000) < 1e-9)

@@ -48,6 +48,11 @@ public struct HostConfiguration: Sendable {
     /// write every object. Set it (`--insecure`) to accept that risk; the host then logs a
     /// warning at every start.
     public var allowsInsecureNetwork = false
+    /// The low-latency profile (opt-in): the host's I/O loop thread and its libzmq I/O
+    /// thread both pinned to this CPU (see ``ReplicaConfiguration/pinnedCPU``). Default
+    /// `nil`: not pinned. With a context given to the host, only the loop thread is pinned
+    /// (the context's I/O threads are placed as it was made).
+    public var pinnedCPU: Int32?
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence

@@ -56,7 +56,8 @@ public final class StateHost: Sendable {
         }
         let epoch = UInt64.random(in: 1...UInt64.max)
         let state = SourceOfTruth(epoch: epoch, objects: objects, limits: configuration.limits)
-        let loop = try IOLoop(context: try context ?? Context(), name: "statebus-host")
+        let cpu = configuration.pinnedCPU
+        let loop = try IOLoop(context: try context ?? Context(ioThreadCPU: cpu), name: "statebus-host", cpu: cpu)
         let counters = self.counters
         let actionHandlers = self.actionHandlers
         do {

@@ -25,8 +25,10 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     enum Role: String, ExpressibleByArgument, CaseIterable {
         /// A StateBus view that counts the host's updates (throughput).
         case view
-        /// A StateBus view that writes and waits for each write's broadcast (echo latency).
+        /// A StateBus view that writes and waits for each write's verdict and broadcast (echo latency).
         case echo
+        /// A StateBus view that records when each of another view's writes arrives (echo latency).
+        case observe
         /// A StateBus view that joins a large object (late join, view memory).
         case join
         /// A StateBus view that makes acknowledged writes to a persisted property.
@@ -38,8 +40,10 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         case fanoutHost = "fanout-host"
         /// A raw libzmq SUB socket that counts messages (throughput baseline).
         case rawSub = "raw-sub"
-        /// A raw libzmq DEALER + SUB pair measuring round trips (echo baseline).
+        /// A raw libzmq DEALER + SUB pair measuring round trips (echo baselines).
         case rawEcho = "raw-echo"
+        /// A raw libzmq SUB recording arrivals (the echo-at-another-view baseline).
+        case rawObserve = "raw-observe"
     }
 
     @Argument(help: "The worker's role: \(Role.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -66,6 +70,15 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     @Option(help: "Bytes per raw message.")
     var size: Int = 16
 
+    @Option(help: "The echo path: own (the round trip to the writer) or other (to another view).")
+    var path: String = "own"
+
+    @Option(help: "Where to write the echo's send or arrival times.")
+    var out: String?
+
+    @Option(help: "Pin the worker's threads to this CPU (the low-latency profile).")
+    var cpu: Int32?
+
     @Option(help: "Properties of the object (host, join).")
     var properties: Int = 1000
 
@@ -76,16 +89,19 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         guard count > 0, warmup >= 0, window > 0, size >= 8, properties > 0, churn >= 0 else {
             throw ValidationError("--count, --window and --properties must be positive, --size at least 8, --warmup and --churn not negative")
         }
-        if [.view, .echo, .join, .durable, .rawEcho].contains(role), control == nil {
+        if [.view, .echo, .observe, .join, .durable, .rawEcho].contains(role), control == nil {
             throw ValidationError("the \(role.rawValue) worker needs --control")
         }
+        guard EchoBench.Path(rawValue: path) != nil else { throw ValidationError("--path is own or other, not '\(path)'") }
+        if [.observe, .rawObserve].contains(role), out == nil { throw ValidationError("the \(role.rawValue) worker needs --out") }
     }
 
     func run() async throws {
         do {
             switch role {
             case .view: try await ViewWorkers.countUpdates(control: control!, kind: kind, updates: count)
-            case .echo: try await ViewWorkers.echo(control: control!, writes: count, warmup: warmup)
+            case .echo: try await ViewWorkers.echo(control: control!, writes: count, warmup: warmup, out: out, cpu: cpu)
+            case .observe: try await ViewWorkers.observe(control: control!, count: count, out: out!, cpu: cpu)
             case .join: try await ViewWorkers.join(control: control!, properties: properties)
             case .durable: try await ViewWorkers.durableWrites(control: control!, writes: count, window: window)
             case .host: try await HostWorker.serve(properties: properties, churnPerMillisecond: churn)
@@ -95,7 +111,12 @@ struct BenchWorkerCommand: AsyncParsableCommand {
                 try RawWorkers.subscribe(endpoint: updates, count: count)
             case .rawEcho:
                 guard let updates else { throw ValidationError("raw-echo needs --updates") }
-                try RawWorkers.echo(control: control!, updates: updates, writes: count, warmup: warmup, size: size)
+                try RawWorkers.echo(
+                    control: control!, updates: updates, path: EchoBench.Path(rawValue: path)!, writes: count, warmup: warmup, size: size, out: out,
+                    cpu: cpu)
+            case .rawObserve:
+                guard let updates else { throw ValidationError("raw-observe needs --updates") }
+                try RawWorkers.observe(updates: updates, count: count, out: out!, cpu: cpu)
             }
         } catch {
             WorkerLine.emit("failed", ["reason": "\(error)".replacingOccurrences(of: " ", with: "_")])

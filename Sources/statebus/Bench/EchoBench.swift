@@ -4,38 +4,62 @@ import StateBusLaunch
 import Synchronization
 import ZeroMQ
 
-/// Write-to-echo latency: a view writes a property and waits until the host's broadcast of
-/// that write has arrived back and been applied; one write at a time.
+/// Write latency, one write at a time, on two paths:
 ///
-/// StateBus: the host runs in the bench process; the writing view is a worker process.
-/// Raw: the bench process runs a ROUTER → PUB relay on a thread of its own; the worker sends
-/// each message on a DEALER and waits for it on a SUB (the same DEALER → ROUTER → PUB → SUB
-/// cycle, plain messages of the size of an integer update on StateBus's wire).
+/// - **own confirmation**: from a view's write until that view holds the host's verdict
+///   (``WriteReceipt/accepted()``). Raw baseline: a DEALER's message echoed back by a
+///   ROUTER (the DEALER ↔ ROUTER round trip).
+/// - **echo at another view**: from a view's write until a second view process has applied
+///   it. Raw baseline: a DEALER's message forwarded by a ROUTER to a PUB and received by a
+///   SUB in another process (DEALER → ROUTER → PUB → SUB).
+///
+/// StateBus: the host runs in the bench process, the views are worker processes whose
+/// measuring code runs on the replica's loop (``Replica/executor``). Every write waits until
+/// the writer has both the verdict and the broadcast before the next one, so each round
+/// trip starts from a quiet system; the raw writer likewise waits for its own copy. Times
+/// on two processes are read from the machine-wide monotonic clock.
+///
+/// **Pinned** (the low-latency profile): every process's loop and libzmq I/O threads on one
+/// CPU (``HostConfiguration/pinnedCPU``, ``ReplicaConfiguration/pinnedCPU``); the raw
+/// baseline pinned the same way.
 struct EchoBench {
+    /// The two measured paths.
+    enum Path: String, Sendable {
+        case own, other
+    }
+
     /// Latency percentiles in nanoseconds.
     struct Outcome: Sendable {
         var p50: Double
         var p99: Double
         var p999: Double
         var count: Int
-        /// Every write was accepted and echoed in order with its own value.
+        /// Every write was accepted (and seen) in order with its own value.
         var complete: Bool
         var problem: String?
     }
 
     let writes: Int
     let warmup: Int
-    /// With CURVE keys on the host and the view (the "with keys" row).
+    /// With CURVE keys on the host and the views (the "with keys" rows).
     var keyed = false
+    /// The low-latency profile: everything pinned to this CPU.
+    var pinnedCPU: Int32? = nil
 
-    /// StateBus: a host in this process, one writing view process.
-    func runStateBus() async throws -> Outcome {
+    private var cpuArguments: [String] { pinnedCPU.map { ["--cpu", "\($0)"] } ?? [] }
+
+    // MARK: StateBus
+
+    /// StateBus: a host in this process, a writing view process and, for `.other`, an
+    /// observing one.
+    func runStateBus(_ path: Path) async throws -> Outcome {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         var configuration = HostConfiguration(
             name: "bench", controlEndpoint: folder.endpoint("host.control"), persistence: .disabled, logger: BenchLogger.quiet)
         let keys = keyed ? try BenchKeys(folder: folder) : nil
         configuration.security = keys?.host
+        configuration.pinnedCPU = pinnedCPU
         let host = try await StateHost(
             objects: [ObjectDefinition(ViewWorkers.object, properties: [PropertyDefinition("echo", kind: .int, default: .int(0))])],
             configuration: configuration
@@ -43,44 +67,91 @@ struct EchoBench {
         defer { host.stop() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
+        let environment = keys?.viewEnvironment ?? [:]
+        let total = writes + warmup
+        let sent = folder.path("sent.times")
+        let arrived = folder.path("arrived.times")
+        var observer: NodeProcess?
+        if path == .other {
+            let process = try workers.start(
+                "observe", ["--control", host.controlEndpoint, "--count", "\(total)", "--out", arrived] + cpuArguments, environment: environment,
+                name: "observing view")
+            _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120))
+            observer = process
+        }
         let writer = try workers.start(
-            "echo", ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"], environment: keys?.viewEnvironment ?? [:],
-            name: "echo view")
+            "echo",
+            ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)", "--out", sent] + cpuArguments,
+            environment: environment, name: "writing view")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         var outcome = Self.outcome(result)
-        let expected = Value.int(Int64(writes + warmup))
+        let expected = Value.int(Int64(total))
         if host.value(of: "echo", in: ViewWorkers.object) != expected {
             outcome.complete = false
             outcome.problem = "the host holds \(host.value(of: "echo", in: ViewWorkers.object) ?? .null), expected \(expected)"
         }
-        return outcome
+        guard let observer else { return outcome }
+        let seen = try await WorkerGroup.line("result", from: observer, timeout: .seconds(120))
+        guard seen.bool("ok") else {
+            return Outcome(
+                p50: 0, p99: 0, p999: 0, count: 0, complete: false,
+                problem: "the observing view saw \(seen.fields["seen"] ?? "?") of \(total) values, resyncs \(seen.fields["resyncs"] ?? "?")")
+        }
+        return try Self.crossProcess(sent: sent, arrived: arrived, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
     }
 
-    /// Raw libzmq: a ROUTER → PUB relay in this process, one DEALER + SUB process.
-    func runRaw() async throws -> Outcome {
+    // MARK: Raw libzmq
+
+    /// Raw libzmq: a ROUTER (echoing, or forwarding to a PUB) on a thread of this process, a
+    /// writing DEALER process and, for `.other`, an observing SUB process.
+    func runRaw(_ path: Path) async throws -> Outcome {
         let folder = try ScratchFolder()
         defer { folder.remove() }
         let control = folder.endpoint("raw.control")
         let updates = folder.endpoint("raw.updates")
         let stop = StopFlag()
-        let relay = Task { try await BlockingThread.run("bench-raw-relay") { try Self.relay(control: control, updates: updates, stop: stop) } }
+        let cpu = pinnedCPU
+        let relay = Task {
+            try await BlockingThread.run("bench-raw-relay") {
+                try RawRelay.run(control: control, updates: updates, echo: path == .own, cpu: cpu, stop: stop)
+            }
+        }
         defer { stop.set() }
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let size = 8 + PayloadKind.int.valueBytes
+        let total = writes + warmup
+        let sent = folder.path("sent.times")
+        let arrived = folder.path("arrived.times")
+        var observer: NodeProcess?
+        if path == .other {
+            let process = try workers.start(
+                "raw-observe", ["--updates", updates, "--count", "\(total)", "--out", arrived] + cpuArguments, name: "raw observer")
+            _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120))
+            observer = process
+        }
         let writer = try workers.start(
-            "raw-echo", ["--control", control, "--updates", updates, "--count", "\(writes)", "--warmup", "\(warmup)", "--size", "\(size)"],
-            name: "raw echo")
+            "raw-echo",
+            ["--control", control, "--updates", updates, "--path", path.rawValue, "--count", "\(writes)", "--warmup", "\(warmup)", "--size", "\(size)",
+             "--out", sent] + cpuArguments,
+            name: "raw writer")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         stop.set()
         let relayed = try await relay.value
         var outcome = Self.outcome(result)
-        if relayed < writes + warmup {
+        if relayed < total {
             outcome.complete = false
-            outcome.problem = "the relay forwarded \(relayed) messages, fewer than \(writes + warmup)"
+            outcome.problem = "the relay forwarded \(relayed) messages, fewer than \(total)"
         }
-        return outcome
+        guard let observer else { return outcome }
+        let seen = try await WorkerGroup.line("result", from: observer, timeout: .seconds(120))
+        guard seen.bool("ok") else {
+            return Outcome(p50: 0, p99: 0, p999: 0, count: 0, complete: false, problem: "the raw observer saw \(seen.fields["seen"] ?? "?") of \(total)")
+        }
+        return try Self.crossProcess(sent: sent, arrived: arrived, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
     }
+
+    // MARK: Figures
 
     private static func outcome(_ result: WorkerLine) -> Outcome {
         Outcome(
@@ -90,34 +161,12 @@ struct EchoBench {
         )
     }
 
-    /// Forwards every DEALER message arriving at the ROUTER to the PUB, until `stop`.
-    /// - Returns: how many messages it forwarded.
-    private static func relay(control: String, updates: String, stop: StopFlag) throws -> Int {
-        let context = try Context()
-        defer { context.terminate() }
-        let router = try Socket(context: context, type: .router)
-        let publisher = try Socket(context: context, type: .pub)
-        defer {
-            router.close()
-            publisher.close()
-        }
-        try router.bind(control)
-        try publisher.bind(updates)
-        let poller = Poller()
-        poller.add(router, events: .readable)
-        let identity = Message()
-        let payload = Message()
-        var forwarded = 0
-        while !stop.isSet {
-            guard try !poller.poll(timeout: .milliseconds(100)).isEmpty else { continue }
-            while try router.receive(into: identity, wait: false) {
-                guard identity.hasMore else { continue }
-                try router.receive(into: payload)
-                try publisher.send(payload)
-                forwarded += 1
-            }
-        }
-        return forwarded
+    /// The latencies from the writer's send times to the observer's arrival times.
+    private static func crossProcess(sent: String, arrived: String, warmup: Int, writerOK: Bool, problem: String?) throws -> Outcome {
+        let latencies = try EchoTimes.latencies(sent: EchoTimes.read(sent), arrived: EchoTimes.read(arrived), skipping: warmup)
+        return Outcome(
+            p50: Double(latencies.valueAtPercentile(50)), p99: Double(latencies.valueAtPercentile(99)),
+            p999: Double(latencies.valueAtPercentile(99.9)), count: Int(latencies.totalCount), complete: writerOK, problem: problem)
     }
 }
 

@@ -91,7 +91,7 @@ struct QtROPeer {
             }
         }
         if let echo = replicas("lat_local").first {
-            for (key, field) in [("echo.p50", "p50_us"), ("echo.p99", "p99_us"), ("echo.p999", "p999_us")] {
+            for (key, field) in [("echo.own.p50", "p50_us"), ("echo.own.p99", "p99_us"), ("echo.own.p999", "p999_us")] {
                 if let micro = number(echo[field]) { figures.byKey[key] = micro * 1_000 }
             }
         }

@@ -37,54 +37,63 @@ enum RawWorkers {
         WorkerLine.emit("result", ["ok": inOrder, "applied": expected - 1, "resyncs": 0, "final": inOrder, "first": firstAt, "end": end])
     }
 
-    /// Echo baseline: DEALER → (bench's ROUTER → PUB) → SUB, one message at a time, each
-    /// timed from send to its arrival on the SUB socket.
+    /// Echo baselines, one message at a time, each timed from its send: `own` waits for the
+    /// ROUTER's copy back on the DEALER; `other` waits for the PUB's copy on this process's
+    /// SUB (as a StateBus writer waits for its broadcast), while another process observes.
+    /// Send times go to `out` for the bench to set against the observer's arrivals.
     ///
-    /// Readiness: a PUB drops messages until the subscription has reached it, so the worker
+    /// Readiness: a PUB drops messages until the subscription has reached it, so `other`
     /// first sends probes until one comes back (retrying after 200 ms without an answer);
-    /// only then it measures.
-    static func echo(control: String, updates: String, writes: Int, warmup: Int, size: Int) throws {
-        let context = try Context()
+    /// only then it measures. Probes carry sequence 0, which observers ignore.
+    static func echo(control: String, updates: String, path: EchoBench.Path, writes: Int, warmup: Int, size: Int, out: String?, cpu: Int32?) throws {
+        if let cpu { ThreadAffinity.pinCurrentThread(to: cpu) }
+        let context = try Context(ioThreadCPU: cpu)
         let dealer = try Socket(context: context, type: .dealer)
+        try dealer.set(.receiveTimeout, 30_000)
         try dealer.connect(control)
         let subscriber = try Socket(context: context, type: .sub)
         try subscriber.subscribe()
         try subscriber.connect(updates)
         try subscriber.set(.receiveTimeout, 30_000)
-        WorkerLine.emit("ready", ["endpoint": updates])
         var payload = [UInt8](repeating: 0x2A, count: size)
-        var sequence: UInt64 = 0
-        func send() throws {
-            sequence += 1
+        func send(_ sequence: UInt64) throws {
             withUnsafeBytes(of: sequence) { payload.replaceSubrange(0..<8, with: $0) }
             try dealer.send(payload)
         }
         let message = Message()
-        let poller = Poller()
-        poller.add(subscriber, events: .readable)
-        var connected = false
-        for _ in 0..<300 where !connected {
-            try send()
-            while try !poller.poll(timeout: .milliseconds(200)).isEmpty {
-                try subscriber.receive(into: message)
-                if Self.sequence(of: message) == sequence {
-                    connected = true
-                    break
+        if path == .other {
+            let poller = Poller()
+            poller.add(subscriber, events: .readable)
+            var connected = false
+            for _ in 0..<300 where !connected {
+                try send(0)
+                while try !poller.poll(timeout: .milliseconds(200)).isEmpty {
+                    try subscriber.receive(into: message)
+                    if Self.sequence(of: message) == 0 {
+                        connected = true
+                        break
+                    }
                 }
             }
+            guard connected else { throw BenchError("no probe came back within 60 s") }
         }
-        guard connected else { throw BenchError("no probe came back within 60 s") }
+        WorkerLine.emit("ready", ["endpoint": control])
+        let source = path == .own ? dealer : subscriber
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        var sent = [UInt64](repeating: 0, count: warmup + writes)
         var wrong = 0
         for index in 1...(warmup + writes) {
+            let sequence = UInt64(index)
             let started = BenchClock.now()
-            try send()
+            sent[index - 1] = started
+            try send(sequence)
             repeat {
-                try subscriber.receive(into: message)
+                try source.receive(into: message)
                 if Self.sequence(of: message) != sequence { wrong += 1 }
             } while Self.sequence(of: message) != sequence
             if index > warmup { histogram.record(BenchClock.now() - started) }
         }
+        if let out { try EchoTimes.write(sent, to: out) }
         WorkerLine.emit(
             "result",
             [
@@ -92,5 +101,31 @@ enum RawWorkers {
                 "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
                 "p999": histogram.valueAtPercentile(99.9), "max": histogram.max
             ])
+    }
+
+    /// The observer of the `other` baseline: a SUB in a process of its own that records when
+    /// each message arrived, until message `count`, and writes the times to `out`.
+    static func observe(updates: String, count: Int, out: String, cpu: Int32?) throws {
+        if let cpu { ThreadAffinity.pinCurrentThread(to: cpu) }
+        let context = try Context(ioThreadCPU: cpu)
+        let subscriber = try Socket(context: context, type: .sub)
+        try subscriber.set(.receiveHighWaterMark, 100_000)
+        try subscriber.set(.receiveTimeout, 60_000)
+        try subscriber.subscribe()
+        try subscriber.connect(updates)
+        WorkerLine.emit("ready", ["endpoint": updates])
+        var arrived = [UInt64](repeating: 0, count: count)
+        var seen = 0
+        let message = Message()
+        while seen < count {
+            try subscriber.receive(into: message)
+            let now = BenchClock.now()
+            let sequence = Int(Self.sequence(of: message))
+            guard sequence > seen, sequence <= count else { continue }  // a probe, or a repeat
+            for index in seen..<sequence { arrived[index] = now }
+            seen = sequence
+        }
+        try EchoTimes.write(arrived, to: out)
+        WorkerLine.emit("result", ["ok": true, "seen": seen])
     }
 }

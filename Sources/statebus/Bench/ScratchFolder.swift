@@ -15,6 +15,9 @@ struct ScratchFolder {
     /// An `ipc://` endpoint in the folder.
     func endpoint(_ name: String) -> String { "ipc://\(path)/\(name)" }
 
+    /// A file's path in the folder.
+    func path(_ name: String) -> String { "\(path)/\(name)" }
+
     /// Deletes the folder and everything in it; errors are ignored (a leftover folder in
     /// the temporary directory harms nothing).
     func remove() { try? FileManager.default.removeItem(atPath: path) }

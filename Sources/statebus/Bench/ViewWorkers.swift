@@ -10,8 +10,9 @@ enum ViewWorkers {
     /// The object every benchmark host serves.
     static let object = "Bench"
 
-    private static func liveReplica(_ control: String, name: String) async throws -> Replica {
+    private static func liveReplica(_ control: String, name: String, cpu: Int32? = nil) async throws -> Replica {
         var configuration = ReplicaConfiguration(nodeName: name)
+        configuration.pinnedCPU = cpu
         // The "with keys" rows start the worker with its key files in its environment.
         configuration.security = try EnvironmentValues.process().replicaSecurity()
         let replica = try Replica(object: object, controlEndpoint: control, configuration: configuration)
@@ -53,32 +54,38 @@ enum ViewWorkers {
             ])
     }
 
-    /// Echo latency: writes `echo` = 1, 2, 3, … one at a time; each write's time runs from
-    /// the call to `write` until the host's broadcast of it has been applied here (the
-    /// replica holds no unconfirmed write any more and shows the value).
-    static func echo(control: String, writes: Int, warmup: Int) async throws {
-        let replica = try await liveReplica(control, name: "bench-echo")
+    /// Echo latency: writes `echo` = 1, 2, 3, … one at a time, on the replica's loop
+    /// (``Replica/executor``); each write's time runs from the call to `write` until its
+    /// receipt holds the host's verdict (the own confirmation). The next write waits until
+    /// the host's broadcast of this one has been applied here too (the replica holds no
+    /// unconfirmed write and shows the value). Send times go to `out` when given, for the
+    /// observing view's arrivals.
+    static func echo(control: String, writes: Int, warmup: Int, out: String?, cpu: Int32?) async throws {
+        let replica = try await liveReplica(control, name: "bench-echo", cpu: cpu)
         defer { replica.close() }
         var progress = replica.sequenceChanges.makeAsyncIterator()
         let startSequence = replica.sequence
         WorkerLine.emit("ready", ["sequence": startSequence])
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-        var receipts: [WriteReceipt] = []
-        receipts.reserveCapacity(warmup + writes)
-        var wrongValues = 0
-        for index in 1...(warmup + writes) {
-            let started = BenchClock.now()
-            receipts.append(replica.write("echo", to: .int(Int64(index))))
-            while replica.pendingWriteCount > 0 {
-                guard await progress.next() != nil else { throw BenchError("the replica closed during write \(index)") }
-            }
-            let elapsed = BenchClock.now() - started
-            if replica["echo"] != .int(Int64(index)) { wrongValues += 1 }
-            if index > warmup { histogram.record(elapsed) }
-        }
-        var accepted = 0
-        for receipt in receipts where (try? await receipt.accepted()) != nil { accepted += 1 }
         let total = warmup + writes
+        var sent = [UInt64](repeating: 0, count: total)
+        var accepted = 0
+        var wrongValues = 0
+        try await withTaskExecutorPreference(replica.executor) {
+            for index in 1...total {
+                let started = BenchClock.now()
+                sent[index - 1] = started
+                let receipt = replica.write("echo", to: .int(Int64(index)))
+                if (try? await receipt.accepted()) != nil { accepted += 1 }
+                let confirmed = BenchClock.now()
+                while replica.pendingWriteCount > 0 {
+                    guard await progress.next() != nil else { throw BenchError("the replica closed during write \(index)") }
+                }
+                if replica["echo"] != .int(Int64(index)) { wrongValues += 1 }
+                if index > warmup { histogram.record(confirmed - started) }
+            }
+        }
+        if let out { try EchoTimes.write(sent, to: out) }
         let inOrder = replica.sequence == startSequence + UInt64(total)
         WorkerLine.emit(
             "result",
@@ -88,6 +95,32 @@ enum ViewWorkers {
                 "p50": histogram.valueAtPercentile(50), "p99": histogram.valueAtPercentile(99),
                 "p999": histogram.valueAtPercentile(99.9), "max": histogram.max
             ])
+    }
+
+    /// The other view of the echo benchmark: records when each value of `echo` (1, 2, 3, …,
+    /// `count`) was applied here, on the replica's loop, and writes the times to `out`. A
+    /// value applied in the same turn as a later one arrived no later than it, and gets its
+    /// time.
+    static func observe(control: String, count: Int, out: String, cpu: Int32?) async throws {
+        let replica = try await liveReplica(control, name: "bench-observer", cpu: cpu)
+        defer { replica.close() }
+        var progress = replica.sequenceChanges.makeAsyncIterator()
+        let joined = replica.statistics
+        var arrived = [UInt64](repeating: 0, count: count)
+        var seen = 0
+        WorkerLine.emit("ready", ["sequence": replica.sequence])
+        try await withTaskExecutorPreference(replica.executor) {
+            while seen < count {
+                guard await progress.next() != nil else { throw BenchError("the replica closed after \(seen) of \(count) values") }
+                let now = BenchClock.now()
+                guard case .int(let value)? = replica["echo"], value > seen, value <= count else { continue }
+                for index in seen..<Int(value) { arrived[index] = now }
+                seen = Int(value)
+            }
+        }
+        try EchoTimes.write(arrived, to: out)
+        let resyncs = replica.statistics.appliedSnapshots - joined.appliedSnapshots
+        WorkerLine.emit("result", ["ok": resyncs == 0, "seen": seen, "resyncs": resyncs])
     }
 
     /// Late join: the time from creating the replica to holding the full snapshot, and the
