@@ -186,7 +186,8 @@ let package = Package(
             name: "StateBusWireTests",
             dependencies: [
                 "StateBusWire",
-                .product(name: "PropertyBased", package: "swift-property-based")
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
         .testTarget(

@@ -3,6 +3,13 @@
 ///
 /// Nothing here knows about sockets; the `StateBus` module moves these messages over ZeroMQ.
 public enum StateBusProtocol {
-    /// The protocol version every message carries. See `proto/PROTOCOL.md`.
-    public static let version: UInt32 = 1
+    /// Version 1: every object and property by name, one update batch per message entry.
+    public static let version1: UInt32 = 1
+    /// Version 2: version 1's messages plus a schema sent once, packed snapshots and packed
+    /// runs of updates addressed by index. What Swift views and relays speak.
+    public static let version2: UInt32 = 2
+    /// The versions a host answers in (each request is answered in its own version).
+    public static let versions: ClosedRange<UInt32> = 1...2
+    /// The version Swift views and relays speak: the newest.
+    public static let version: UInt32 = version2
 }

@@ -4,6 +4,8 @@
 struct AppliedBatch: Sendable {
     /// The object it changed.
     let object: String
+    /// The object's index among the host's objects (its index in the welcome).
+    let objectIndex: Int
     /// Its sequence number in that object.
     let sequence: UInt64
     /// The view id of the write it came from, or `nil` for the host's own changes.

@@ -4,9 +4,8 @@ import Synchronization
 /// A view write's answer, waiting for its batch to be published (and, when the write touched
 /// persisted properties, for the batch's group commit).
 struct PendingReply {
-    /// The connection to answer.
-    var identity: [UInt8]
-    var requestID: UInt64
+    /// Who to answer, in which version.
+    var requester: Requester
     var reply: Statebus_V1_WriteReply
     /// The object and sequence of the batch the write made (none for a copy).
     var object: String

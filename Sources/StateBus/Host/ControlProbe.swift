@@ -20,7 +20,7 @@ enum ControlProbe {
         }
         try await socket.connect(controlEndpoint)
         var request = Statebus_V1_Request()
-        request.protocolVersion = StateBusProtocol.version
+        request.protocolVersion = StateBusProtocol.version1
         request.requestID = 1
         request.body = body
         try socket.send(try request.serializedBytes() as [UInt8])

@@ -8,17 +8,17 @@ import StateBusWire
 
 extension HostServer {
     /// Checks a call and starts its action, or answers at once with why it does not run.
-    func handleCall(_ call: Statebus_V1_CallRequest, from identity: [UInt8], requestID: UInt64) {
-        if let refusal = refusal(of: call, from: identity) {
+    func handleCall(_ call: Statebus_V1_CallRequest, from requester: Requester) {
+        if let refusal = refusal(of: call, from: requester.identity) {
             counters.callsRefused.add(1, ordering: .relaxed)
-            answerCall(call.callID, with: .failure(refusal), to: identity, requestID: requestID)
+            answerCall(call.callID, with: .failure(refusal), to: requester)
             return
         }
         guard let handler = actions.handler(for: call.object) else {
             counters.callsRefused.add(1, ordering: .relaxed)
             let error = StateBusError(
                 .unknownAction, "'\(call.object)' is not served from a model on this host, so none of its actions can run here", object: call.object)
-            answerCall(call.callID, with: .failure(error), to: identity, requestID: requestID)
+            answerCall(call.callID, with: .failure(error), to: requester)
             return
         }
         runningCalls += 1
@@ -37,9 +37,9 @@ extension HostServer {
                 outcome = .failure(StateBusError(.actionFailed, "\(object).\(action) threw: \(error)", object: object))
             }
             // Read after the action returned: every change it made to the object is in.
-            let sequence = state.inner.withLock { $0.stores[object]?.sequence ?? 0 }
+            let sequence = state.withStore(object) { $0.sequence } ?? 0
             _ = server.loop.execute { _ in
-                server.value.object?.finishCall(callID, outcome: outcome.map { ($0, sequence) }, to: identity, requestID: requestID)
+                server.value.object?.finishCall(callID, outcome: outcome.map { ($0, sequence) }, to: requester)
             }
         }
     }
@@ -88,7 +88,7 @@ extension HostServer {
     }
 
     /// Answers a call whose action returned (or threw).
-    private func finishCall(_ callID: UInt64, outcome: Result<(Value, UInt64), StateBusError>, to identity: [UInt8], requestID: UInt64) {
+    private func finishCall(_ callID: UInt64, outcome: Result<(Value, UInt64), StateBusError>, to requester: Requester) {
         runningCalls -= 1
         var result = outcome
         if case .success(let (value, _)) = outcome, case let size = (try? value.wire.serializedBytes() as [UInt8])?.count ?? 0,
@@ -104,11 +104,11 @@ extension HostServer {
         case .success: counters.callsSucceeded.add(1, ordering: .relaxed)
         case .failure: counters.callsFailed.add(1, ordering: .relaxed)
         }
-        answerCall(callID, with: result, to: identity, requestID: requestID)
+        answerCall(callID, with: result, to: requester)
     }
 
     /// Sends a call's answer (queued behind the client's earlier replies when need be).
-    func answerCall(_ callID: UInt64, with outcome: Result<(Value, UInt64), StateBusError>, to identity: [UInt8], requestID: UInt64) {
+    func answerCall(_ callID: UInt64, with outcome: Result<(Value, UInt64), StateBusError>, to requester: Requester) {
         var callReply = Statebus_V1_CallReply()
         callReply.callID = callID
         switch outcome {
@@ -121,6 +121,6 @@ extension HostServer {
         }
         var reply = Statebus_V1_Reply()
         reply.callReply = callReply
-        send(reply, to: identity, requestID: requestID)
+        send(reply, to: requester)
     }
 }

@@ -9,6 +9,10 @@ import ZeroMQ
 /// the host's I/O loop thread only, so it needs no locks of its own (the shared object
 /// state is in ``SourceOfTruth``; the group commit before each publication is the
 /// ``CommitPipeline``).
+///
+/// It speaks protocol versions 1 and 2 at once: each request is answered in its own version,
+/// and each object's updates are published in each form some view subscribed to
+/// (``HostServer+Publishing``).
 final class HostServer {
     let state: SourceOfTruth
     let configuration: HostConfiguration
@@ -20,23 +24,33 @@ final class HostServer {
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
     /// Holds what waits for a group commit and runs the transactions.
-    private var commitPipeline: CommitPipeline!
+    var commitPipeline: CommitPipeline!
     /// Answers to the writes handled since the last publication, in order: each goes out
     /// with its batch (``publishPending()``), at the end of the loop turn at the latest.
-    private var turnReplies: [PendingReply] = []
+    var turnReplies: [PendingReply] = []
     /// The answers given to recent writes, so a write sent again is not applied twice.
-    private var ledger = WriteLedger()
+    var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
     var clients: ClientTable
-    /// The last sequence published per object, which heartbeats announce.
-    private var publishedSequences: [String: UInt64] = [:]
+    /// The last sequence published per object (by index), which heartbeats announce.
+    var publishedSequences: [UInt64]
     /// Each object's sequence when the server started (what a snapshot served before any
-    /// publication holds).
-    private let restoredSequences: [String: UInt64]
-    private let objectNames: [String]
-    private let welcome: Statebus_V1_Welcome
+    /// publication holds), by index.
+    let restoredSequences: [UInt64]
+    /// The welcome in each version, encoded once.
+    let welcome: HostWelcome
     /// Which subscriptions the updates socket admits.
-    private let subscriptionGate: SubscriptionGate
+    let subscriptionGate: SubscriptionGate
+    /// Per object (by index): whether some view subscribed to its version-1 or version-2
+    /// topic. An object's updates are encoded only in the forms someone ever asked for; a
+    /// flag, once set, stays (a subscription that ends tells the host nothing reliable).
+    var publishesVersion1: [Bool]
+    var publishesVersion2: [Bool]
+    /// Each object's topics (by index), made once.
+    let publicationTopics: [(runs: [UInt8], batches: [UInt8])]
+    /// Reused for every run of updates and every snapshot part: no allocation per change.
+    var runEncoder = UpdateRunEncoder()
+    var partEncoder = SnapshotPartEncoder()
     /// CURVE, the ZAP handler and authorization by role, when the host has keys.
     let keyGuard: HostGuard?
     var logger: Logger { configuration.logger }
@@ -51,11 +65,7 @@ final class HostServer {
 
     /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
     /// recurse deeply.
-    static let decodingOptions: BinaryDecodingOptions = {
-        var options = BinaryDecodingOptions()
-        options.messageDepthLimit = 64
-        return options
-    }()
+    static var decodingOptions: BinaryDecodingOptions { WireDecoding.options }
 
     init(
         thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], actions: ActionHandlers, configuration: HostConfiguration,
@@ -64,8 +74,11 @@ final class HostServer {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
         persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
-        restoredSequences = state.inner.withLock { inner in inner.stores.mapValues(\.sequence) }
-        objectNames = objects.map(\.name)
+        restoredSequences = state.inner.withLock { inner in inner.stores.map(\.sequence) }
+        publishedSequences = restoredSequences
+        publishesVersion1 = objects.map { _ in false }
+        publishesVersion2 = objects.map { _ in false }
+        publicationTopics = objects.map { (Topic.runs($0.name), Topic.updates($0.name)) }
         definitions = Dictionary(objects.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.actions = actions
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
@@ -106,16 +119,15 @@ final class HostServer {
         Self.restrictSocketFile(of: updatesEndpoint)
         keyGuard?.updatesBound(updates, at: updatesEndpoint)
 
-        var welcome = Statebus_V1_Welcome()
-        welcome.epoch = state.epoch
-        welcome.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
-        welcome.hostName = configuration.name
-        welcome.objects = objects.map(\.schema)
-        welcome.heartbeatIntervalMs =
+        var base = Statebus_V1_Welcome()
+        base.epoch = state.epoch
+        base.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
+        base.hostName = configuration.name
+        base.heartbeatIntervalMs =
             configuration.heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
             ?? 0
-        welcome.maxMessageBytes = UInt64(configuration.maxMessageBytes)
-        self.welcome = welcome
+        base.maxMessageBytes = UInt64(configuration.maxMessageBytes)
+        welcome = try HostWelcome(base: base, objects: objects)
 
         // The commit thread wakes the loop when a transaction finished.
         let server = LoopBound(WeakReference(self), on: thread)
@@ -130,7 +142,7 @@ final class HostServer {
             reply.writeID = stored.writeID
             reply.accepted = true
             // Applied in an earlier epoch, so already in this epoch's first snapshot.
-            reply.sequence = restoredSequences[stored.object] ?? 0
+            reply.sequence = state.index(of: stored.object).map { restoredSequences[$0] } ?? 0
             ledger.record(view: stored.view, writeID: stored.writeID, answer: .init(reply: reply, durable: true, digest: stored.digest))
         }
         // At stop: commit and publish what is queued (a host update just before stop is not
@@ -195,7 +207,7 @@ final class HostServer {
                 counters.badMessages.add(1, ordering: .relaxed)
                 if let identity = frames.first?.bytes, frames.count > 2 {
                     reply(
-                        to: identity, requestID: 0,
+                        to: Requester(identity: identity),
                         error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
                 }
                 continue
@@ -214,7 +226,7 @@ final class HostServer {
 
     /// Sends queued replies that the socket now takes, then handles the requests that were
     /// parked behind them.
-    private func drainBacklogs() {
+    func drainBacklogs() {
         guard !clients.backlogged.isEmpty else { return }
         for identity in clients.backlogged {
             while let bytes = clients.firstReply(of: identity) {
@@ -243,244 +255,23 @@ final class HostServer {
         )
     }
 
-    private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
-        guard payload.count <= configuration.maxMessageBytes else {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: identity, requestID: 0,
-                error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this host accepts at most \(configuration.maxMessageBytes)"))
-            return
-        }
-        let request: Statebus_V1_Request
-        do {
-            request = try payload.withUnsafeBytes { bytes in
-                try Statebus_V1_Request(
-                    serializedBytes: Data(
-                        bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count,
-                        deallocator: .none),
-                    options: Self.decodingOptions
-                )
-            }
-        } catch {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
-            return
-        }
-        guard request.protocolVersion == StateBusProtocol.version else {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: identity, requestID: request.requestID,
-                error: StateBusError(
-                    .unsupportedVersion,
-                    "protocol version \(request.protocolVersion) is not supported; this host speaks version \(StateBusProtocol.version)"))
-            return
-        }
-        if let refusal = keyGuard?.refusal(for: request, from: payload) {
-            refuse(request, refusal, to: identity)
-            return
-        }
-        if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
-            clients.noteKeyName(keyName, of: identity)
-        }
-        switch request.body {
-        case .hello(let hello):
-            var welcome = self.welcome
-            // The join subscription carries the view id and must fit the updates socket's
-            // frame limit; a longer id could never join, so refuse it now with a reason.
-            let longestViewID = configuration.limits.maxSubscriptionBytes - 4
-            guard hello.viewID.utf8.count <= longestViewID else {
-                counters.badMessages.add(1, ordering: .relaxed)
-                reply(
-                    to: identity, requestID: request.requestID,
-                    error: StateBusError(
-                        .badRequest,
-                        "the view id has \(hello.viewID.utf8.count) bytes; this host takes at most \(longestViewID) (HostLimits.maxSubscriptionBytes - 4): use a shorter id, such as a UUID"
-                    ))
-                return
-            }
-            if hello.relay, hello.viewID.isEmpty {
-                counters.badMessages.add(1, ordering: .relaxed)
-                reply(to: identity, requestID: request.requestID, error: StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
-                return
-            }
-            if !hello.viewID.isEmpty {
-                switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
-                case .bound(let token):
-                    welcome.sessionToken = Data(token)
-                    if hello.relay { clients.markRelay(identity) }
-                    clients.describe(identity, nodeName: hello.nodeName)
-                case .inUse:
-                    counters.badMessages.add(1, ordering: .relaxed)
-                    reply(
-                        to: identity, requestID: request.requestID,
-                        error: StateBusError(
-                            .viewIDInUse,
-                            "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id (ReplicaConfiguration.viewID), or wait \(configuration.viewIDLease) after the other stopped"
-                        ))
-                    return
-                }
-            }
-            var reply = Statebus_V1_Reply()
-            reply.welcome = welcome
-            send(reply, to: identity, requestID: request.requestID)
-        case .snapshot(let snapshot):
-            sendSnapshot(of: snapshot.object, to: identity, requestID: request.requestID)
-        case .write(let write):
-            handleWrite(write, from: identity, requestID: request.requestID)
-        case .ping:
-            var reply = Statebus_V1_Reply()
-            var pong = Statebus_V1_Pong()
-            pong.epoch = state.epoch
-            reply.pong = pong
-            send(reply, to: identity, requestID: request.requestID)
-        case .call(let call):
-            handleCall(call, from: identity, requestID: request.requestID)
-        case .views:
-            send(clients.viewListReply(), to: identity, requestID: request.requestID)
-        case .goodbye(let goodbye):
-            clients.goodbye(viewID: goodbye.viewID, from: identity)
-        case .none:
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
-        }
-    }
+    // MARK: Replies
 
-    /// Answers a request its key may not make: a write with a rejection (so the view rolls
-    /// it back), anything else with an error.
-    private func refuse(_ request: Statebus_V1_Request, _ error: StateBusError, to identity: [UInt8]) {
-        counters.forbiddenRequests.add(1, ordering: .relaxed)
-        if case .call(let call) = request.body {
-            answerCall(call.callID, with: .failure(error), to: identity, requestID: request.requestID)
-            return
-        }
-        guard case .write(let write) = request.body else {
-            reply(to: identity, requestID: request.requestID, error: error)
-            return
-        }
-        counters.writesRejected.add(1, ordering: .relaxed)
-        var reply = Statebus_V1_Reply()
-        reply.writeReply.writeID = write.writeID
-        reply.writeReply.rejection = error.wire
-        send(reply, to: identity, requestID: request.requestID)
-    }
-
-    private func handleWrite(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
-        var writeReply = Statebus_V1_WriteReply()
-        writeReply.writeID = write.writeID
-        // Unknown fields mean a client built for another schema: refuse rather than guess.
-        if !write.unknownFields.data.isEmpty || write.changes.contains(where: \.carriesUnknownFields) {
-            counters.badMessages.add(1, ordering: .relaxed)
-            let property = write.changes.first(where: \.carriesUnknownFields)?.property
-            writeReply.rejection =
-                StateBusError(
-                    .badRequest,
-                    "the write has fields this host does not know\(property.map { " (in the change of '\($0)')" } ?? ""); it refuses them rather than store something else than was sent: check the protocol version",
-                    object: write.object, property: property
-                ).wire
-        } else if case let admission = clients.admitsWrite(viewID: write.viewID, from: identity), admission != .admitted {
-            counters.writesRejected.add(1, ordering: .relaxed)
-            writeReply.rejection =
-                admission == .notJoined
-                ? StateBusError(
-                    .notJoined,
-                    "view id '\(write.viewID)' has not said hello on this connection to this host (it restarted, or the connection is new); "
-                        + "send a hello first, then the write again",
-                    object: write.object
-                ).wire
-                : StateBusError(
-                    .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it",
-                    object: write.object
-                ).wire
-        } else {
-            let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
-            // Computed once: it finds a copy, and it is recorded (and stored, when durable).
-            let digest = WriteDigest.of(object: write.object, changes: write.changes)
-            if !write.viewID.isEmpty, let earlier = ledger.answer(to: write, digest: digest) {
-                // A copy of a write already handled (sent again after a reconnect, or to the
-                // next host after a crash): answered as the first time, nothing changed.
-                counters.duplicateWrites.add(1, ordering: .relaxed)
-                turnReplies.append(
-                    PendingReply(
-                        identity: identity, requestID: requestID, reply: earlier.reply, object: write.object, sequence: 0, durable: earlier.durable,
-                        view: write.viewID, writeID: write.writeID, digest: earlier.digest, isCopy: true))
-                return
-            }
-            var durable = false
-            defer {
-                if !write.viewID.isEmpty {
-                    ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, digest: digest))
-                }
-            }
-            do {
-                let changes = write.changes.map(PropertyChange.init(wire:))
-                let result = try state.apply(changes, to: write.object, fromView: origin, writeID: write.writeID)
-                counters.writesAccepted.add(1, ordering: .relaxed)
-                writeReply.accepted = true
-                writeReply.sequence = result.sequence
-                durable = persistence?.touchesPersisted(write.object, changes.map(\.property)) ?? false
-                // Answered with its batch's publication: at the end of this loop turn, or,
-                // when it waits for durability, once its group commit is done.
-                turnReplies.append(
-                    PendingReply(
-                        identity: identity, requestID: requestID, reply: writeReply, object: write.object, sequence: result.sequence,
-                        durable: durable, view: write.viewID, writeID: write.writeID, digest: digest, isCopy: false))
-                return
-            } catch {
-                counters.writesRejected.add(1, ordering: .relaxed)
-                writeReply.rejection = error.wire
-            }
-        }
-        var reply = Statebus_V1_Reply()
-        reply.writeReply = writeReply
-        send(reply, to: identity, requestID: requestID)
-    }
-
-    private func sendSnapshot(of object: String, to identity: [UInt8], requestID: UInt64) {
-        guard let store = state.inner.withLock({ $0.stores[object] }) else {
-            reply(to: identity, requestID: requestID, error: StateBusError(.unknownObject, "this host serves no object '\(object)'", object: object))
-            return
-        }
-        counters.snapshotsServed.add(1, ordering: .relaxed)
-        let properties = store.propertyStates
-        let chunkSize = max(1, configuration.snapshotChunkSize)
-        var index = 0
-        var start = 0
-        repeat {
-            let end = min(properties.count, start + chunkSize)
-            var chunk = Statebus_V1_SnapshotChunk()
-            chunk.object = object
-            chunk.epoch = state.epoch
-            chunk.sequence = store.sequence
-            chunk.chunkIndex = UInt32(index)
-            chunk.last = end == properties.count
-            chunk.properties = Array(properties[start..<end])
-            var reply = Statebus_V1_Reply()
-            reply.snapshotChunk = chunk
-            // A view too slow to take its snapshot times out and asks again.
-            // Chunks the socket will not take now wait in the client's backlog, in order; a
-            // client that has gone gets no more.
-            if !send(reply, to: identity, requestID: requestID), !clients.isBacklogged(identity) { return }
-            index += 1
-            start = end
-        } while start < properties.count
-    }
-
-    private func reply(to identity: [UInt8], requestID: UInt64, error: StateBusError) {
+    /// Answers with an error.
+    func reply(to requester: Requester, error: StateBusError) {
         var reply = Statebus_V1_Reply()
         reply.error = error.wire
-        send(reply, to: identity, requestID: requestID)
+        send(reply, to: requester)
     }
 
-    /// Sends a reply, or queues it behind the client's earlier ones when the socket will not
-    /// take it now (never dropped while the client is there).
+    /// Sends a reply in the requester's version, or queues it behind the client's earlier
+    /// ones when the socket will not take it now (never dropped while the client is there).
     /// - Returns: `false` when it did not go out now (queued, or the client is gone).
     @discardableResult
-    func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
+    func send(_ reply: Statebus_V1_Reply, to requester: Requester) -> Bool {
         var reply = reply
-        reply.protocolVersion = StateBusProtocol.version
-        reply.requestID = requestID
+        reply.protocolVersion = requester.version
+        reply.requestID = requester.requestID
         let bytes: [UInt8]
         do {
             bytes = try reply.serializedBytes()
@@ -489,6 +280,12 @@ final class HostServer {
             counters.droppedMessages.add(1, ordering: .relaxed)
             return false
         }
+        return send(bytes, to: requester.identity)
+    }
+
+    /// Sends an encoded reply (see ``send(_:to:)-(Statebus_V1_Reply,_)``).
+    @discardableResult
+    func send(_ bytes: [UInt8], to identity: [UInt8]) -> Bool {
         if counters.repliesToDrop.load(ordering: .relaxed) > 0 {
             counters.repliesToDrop.subtract(1, ordering: .relaxed)
             return true  // fault injection: lost on the wire
@@ -534,183 +331,6 @@ final class HostServer {
             counters.droppedMessages.add(1, ordering: .relaxed)
             return .gone
         }
-    }
-
-    // MARK: Updates channel
-
-    /// Publishes every queued batch that needs no commit, with the answers of the writes
-    /// that made them; holds the rest for the group commit (``CommitPipeline``), and
-    /// publishes and answers the groups whose transaction has finished.
-    ///
-    /// Publication follows the commit: a view never hears a persisted value in an update
-    /// before the host's file holds it, so a view that restarts with the host sees nothing go
-    /// backwards. The cost is one fsync of latency on an update that touches a persisted
-    /// property; other objects' updates are not held up by it.
-    func publishPending() {
-        let replies = turnReplies
-        turnReplies.removeAll()
-        var releases = [commitPipeline.take(replies: replies)]
-        releases += commitPipeline.advance()
-        if let persistence { counters.persistenceCommits.store(persistence.writer.commitCount, ordering: .relaxed) }
-        var compensated = false
-        for release in releases {
-            publish(release.batches, undurable: release.undurableBatches)
-            answer(release.replies, failure: release.failure)
-            for (waiter, durable) in release.waiters {
-                guard let failure = release.failure, durable else {
-                    waiter(nil)
-                    continue
-                }
-                waiter(
-                    StateBusError(
-                        .persistenceFailed,
-                        "the host could not make the change durable, so its persisted properties were set back to their stored values: \(failure)"))
-            }
-            if release.failure != nil { compensated = true }
-        }
-        // A failed commit queued compensating batches: they restore what the file holds, so
-        // they go out at once.
-        if compensated { publishPending() }
-    }
-
-    /// Publishes batches in sequence order, several per publication.
-    private func publish(_ pending: [AppliedBatch], undurable: Set<CommitPipeline.BatchKey>) {
-        var start = 0
-        while start < pending.count {
-            let object = pending[start].object
-            var end = start + 1
-            // Split by bytes too (HostLimits.maxPublicationBytes): the subscriber queue's
-            // bound in bytes assumes no publication is larger, except a single large batch.
-            var bytes = pending[start].encodedSizeBound
-            while end < pending.count, end - start < 512, pending[end].object == object {
-                bytes += pending[end].encodedSizeBound
-                guard bytes <= configuration.limits.maxPublicationBytes else { break }
-                end += 1
-            }
-            var publication = Statebus_V1_Publication()
-            publication.protocolVersion = StateBusProtocol.version
-            publication.updates = pending[start..<end].map { batch in
-                var wire = batch.wire(epoch: state.epoch)
-                // A view takes the echo of its own write as the host's acceptance. A write
-                // whose commit failed is published (its compensation follows) but not
-                // accepted, so it travels without its origin: its view hears the
-                // persistenceFailed reply instead.
-                if !undurable.isEmpty, undurable.contains(CommitPipeline.BatchKey(object: batch.object, sequence: batch.sequence)) {
-                    wire.origin = ""
-                    wire.writeID = 0
-                }
-                return wire
-            }
-            if let last = pending[start..<end].last { publishedSequences[object] = last.sequence }
-            counters.publishedUpdates.add(end - start, ordering: .relaxed)
-            start = end
-            if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
-                counters.publicationsToDrop.subtract(1, ordering: .relaxed)
-                continue  // fault injection: lost on the wire
-            }
-            publish(publication, topic: Topic.updates(object))
-        }
-    }
-
-    /// Sends write answers: accepted, or, for those that touched persisted properties when
-    /// their commit failed, `persistenceFailed`. A copy gets its first copy's answer as it
-    /// stands now.
-    private func answer(_ replies: [PendingReply], failure: PersistenceError?) {
-        for pending in replies {
-            var writeReply = pending.reply
-            if pending.isCopy {
-                writeReply = ledger.answer(view: pending.view, writeID: pending.writeID)?.reply ?? writeReply
-            } else if let failure, pending.durable {
-                writeReply.accepted = false
-                writeReply.sequence = 0
-                writeReply.rejection =
-                    StateBusError(
-                        .persistenceFailed,
-                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)"
-                    ).wire
-                counters.writesAccepted.subtract(1, ordering: .relaxed)
-                counters.writesRejected.add(1, ordering: .relaxed)
-                if !pending.view.isEmpty { ledger.update(view: pending.view, writeID: pending.writeID, reply: writeReply) }
-            }
-            var reply = Statebus_V1_Reply()
-            reply.writeReply = writeReply
-            send(reply, to: pending.identity, requestID: pending.requestID)
-        }
-    }
-
-    private func publish(_ publication: Statebus_V1_Publication, topic: [UInt8]) {
-        do {
-            let bytes: [UInt8] = try publication.serializedBytes()
-            if try updates.send(multipart: [topic, bytes], wait: false) {
-                counters.publications.add(1, ordering: .relaxed)
-                counters.publicationBytes.add(topic.count + bytes.count, ordering: .relaxed)
-            } else {
-                counters.droppedMessages.add(1, ordering: .relaxed)
-            }
-        } catch {
-            counters.droppedMessages.add(1, ordering: .relaxed)
-        }
-    }
-
-    private func subscriptionsReadable() {
-        for _ in 0..<256 {
-            guard let message = try? updates.tryReceive() else { return }
-            // Manual mode: each admission applies to the connection the message came from,
-            // so it happens before the next receive.
-            switch subscriptionGate.decide(message.bytes) {
-            case .admit(let topic):
-                try? updates.subscribe(topic)
-            case .join(let topic, let viewID):
-                // The marker tells the view its subscriptions are live (they were sent
-                // before this one, on the same connection); the join topic is dropped at
-                // once, so a peer cannot accumulate them.
-                try? updates.subscribe(topic)
-                var marker = Statebus_V1_JoinMarker()
-                marker.viewID = viewID
-                marker.epoch = state.epoch
-                var publication = Statebus_V1_Publication()
-                publication.protocolVersion = StateBusProtocol.version
-                publication.joinMarker = marker
-                publish(publication, topic: topic)
-                try? updates.unsubscribe(topic)
-            case .unsubscribe(let topic):
-                try? updates.unsubscribe(topic)
-            case .refuse(let reason):
-                if counters.refusedSubscriptions.add(1, ordering: .relaxed).oldValue % 10_000 == 0 {
-                    logger.warning(
-                        "refused a subscription on the updates socket: \(reason) (refused so far: \(counters.refusedSubscriptions.load(ordering: .relaxed)); see HostStatistics.refusedSubscriptions)"
-                    )
-                }
-            case .ignore:
-                break
-            }
-        }
-    }
-
-    private func heartbeat() {
-        counters.connectedViews.record(clients.connectedCount())
-        counters.clientBacklogBytes.record(clients.totalBacklogBytes)
-        // Publish anything queued first, so a heartbeat never announces a sequence whose
-        // batch has not gone out yet.
-        publishPending()
-        // Sent every interval, busy or not: a view hears only its own object's updates and
-        // the heartbeat, so updates of other objects (or join markers) must not stand in for
-        // it (they did: a flood of joins, or one busy object, made idle views go stale).
-        var heartbeat = Statebus_V1_Heartbeat()
-        heartbeat.epoch = state.epoch
-        // The sequences published, not the stores' own: the host's code may apply a batch
-        // on another thread between the publish above and this line, and a heartbeat naming
-        // a sequence not yet published sends every view into a resync.
-        heartbeat.sequences = objectNames.map { name in
-            var sequence = Statebus_V1_ObjectSequence()
-            sequence.object = name
-            sequence.sequence = publishedSequences[name] ?? restoredSequences[name] ?? 0
-            return sequence
-        }
-        var publication = Statebus_V1_Publication()
-        publication.protocolVersion = StateBusProtocol.version
-        publication.heartbeat = heartbeat
-        publish(publication, topic: Topic.heartbeat)
     }
 }
 

@@ -7,18 +7,22 @@ extension ObjectStore {
     /// - Throws: `tooLarge`, naming the property, its size and the bound.
     func checkSizes(of resolved: [Resolved], limits: HostLimits) throws(StateBusError) {
         let object = definition.name
-        var newSizes: [String: Int] = [:]
         var writeBytes = 0
+        var total = totalBytes
+        // A batch changes few properties: a list searched from its end beats a dictionary.
+        var newSizes: [(property: Int, size: Int)] = []
+        newSizes.reserveCapacity(resolved.count)
         for item in resolved {
-            let property = item.change.property
             let size = item.size
             if size > limits.maxPropertyBytes {
                 throw StateBusError(
                     .tooLarge,
-                    "'\(property)' would be \(size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties",
-                    object: object, property: property)
+                    "'\(item.change.property)' would be \(size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties",
+                    object: object, property: item.change.property)
             }
-            newSizes[property] = size
+            let before = newSizes.last { $0.property == item.property }?.size ?? sizes[item.property]
+            total += size - before
+            newSizes.append((item.property, size))
             writeBytes += item.change.replacesWholeValue ? size : item.change.value.encodedSizeBound
         }
         if writeBytes > limits.maxObjectBytes {
@@ -27,13 +31,12 @@ extension ObjectStore {
                 "the write's changes are \(writeBytes) bytes encoded; this host allows at most \(limits.maxObjectBytes) bytes per write and per object (HostLimits.maxObjectBytes): send fewer changes per write",
                 object: object)
         }
-        var total = totalBytes
-        for (property, size) in newSizes { total += size - sizes[property, default: 0] }
-        if total > limits.maxObjectBytes, let largest = newSizes.max(by: { $0.value < $1.value }) {
+        if total > limits.maxObjectBytes, let largest = newSizes.max(by: { $0.size < $1.size }) {
+            let name = definition.properties[largest.property].name
             throw StateBusError(
                 .tooLarge,
-                "the object would be \(total) bytes encoded after this write ('\(largest.key)' would be \(largest.value) bytes); this host allows at most \(limits.maxObjectBytes) bytes per object (HostLimits.maxObjectBytes): make other properties smaller first",
-                object: object, property: largest.key)
+                "the object would be \(total) bytes encoded after this write ('\(name)' would be \(largest.size) bytes); this host allows at most \(limits.maxObjectBytes) bytes per object (HostLimits.maxObjectBytes): make other properties smaller first",
+                object: object, property: name)
         }
     }
 }

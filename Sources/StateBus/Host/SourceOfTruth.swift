@@ -7,13 +7,19 @@ import Synchronization
 /// It knows nothing about the wire: ``HostServer`` encodes the queued batches.
 final class SourceOfTruth: Sendable {
     struct Inner {
-        var stores: [String: ObjectStore]
+        /// Each object's store, by the object's index (its place in the welcome).
+        var stores: [ObjectStore]
         /// Batches in sequence order per object, waiting for the loop to publish them.
         var unpublished: [AppliedBatch] = []
         /// Told the outcome of the group commit of the batches queued before them (for
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
         var durabilityWaiters: [DurabilityEntry] = []
         var publishScheduled = false
+
+        /// The store of the object of that name.
+        func store(_ object: String, in truth: SourceOfTruth) -> ObjectStore? {
+            truth.index(of: object).map { stores[$0] }
+        }
     }
 
     /// Called on the loop thread with `nil` once a batch is durable (or needed no commit), or
@@ -29,21 +35,38 @@ final class SourceOfTruth: Sendable {
 
     let epoch: UInt64
     let inner: Mutex<Inner>
-    let feeds: [String: ChangeFeed]
+    /// The objects' names, by index.
+    let names: [String]
+    /// Each object's change feed, by index.
+    let feeds: [ChangeFeed]
     /// The size bounds every write is checked against.
     let limits: HostLimits
+    private let indexes: [String: Int]
 
     init(epoch: UInt64, objects: [ObjectDefinition], limits: HostLimits = HostLimits()) {
         self.epoch = epoch
         self.limits = limits
-        var stores: [String: ObjectStore] = [:]
-        var feeds: [String: ChangeFeed] = [:]
-        for object in objects {
-            stores[object.name] = ObjectStore(definition: object)
-            feeds[object.name] = ChangeFeed()
-        }
-        inner = Mutex(Inner(stores: stores))
-        self.feeds = feeds
+        names = objects.map(\.name)
+        feeds = objects.map { _ in ChangeFeed() }
+        indexes = Dictionary(objects.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        inner = Mutex(Inner(stores: objects.map { ObjectStore(definition: $0) }))
+    }
+
+    /// The index of the object of that name.
+    @inline(__always)
+    func index(of object: String) -> Int? {
+        // A host serves few objects: comparing names beats hashing one.
+        if names.count <= 8 { return names.firstIndex(of: object) }
+        return indexes[object]
+    }
+
+    /// The change feed of the object of that name.
+    func feed(of object: String) -> ChangeFeed? { index(of: object).map { feeds[$0] } }
+
+    /// Reads the store of the object of that name under the lock.
+    func withStore<Result>(_ object: String, _ body: (ObjectStore) -> Result) -> Result? {
+        guard let index = index(of: object) else { return nil }
+        return inner.withLock { body($0.stores[index]) }
     }
 
     /// Validates and applies one batch; queues it for publication.
@@ -54,21 +77,20 @@ final class SourceOfTruth: Sendable {
         _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64,
         whenDurable: DurabilityWaiter? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
+        guard let index = index(of: object) else {
+            throw StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
+        }
         let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
-            guard inner.stores[object] != nil else {
-                let known = inner.stores.keys.sorted().joined(separator: ", ")
-                return .failure(StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(known)", object: object))
-            }
             let resolved: [ObjectStore.Resolved]
             do throws(StateBusError) {
-                resolved = try inner.stores[object]!.validate(changes, fromView: origin != nil, limits: limits)
+                resolved = try inner.stores[index].validate(changes, fromView: origin != nil, limits: limits)
             } catch {
                 return .failure(error)
             }
-            // Changed in place: a copy of the store taken out of the dictionary would make
-            // the change copy every value of the object.
-            let sequence = inner.stores[object]!.apply(resolved)
-            inner.unpublished.append(AppliedBatch(object: object, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
+            // Changed in place: a copy of the store would copy every value of the object.
+            let sequence = inner.stores[index].apply(resolved)
+            inner.unpublished.append(
+                AppliedBatch(object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
             if let whenDurable { inner.durabilityWaiters.append(DurabilityEntry(object: object, sequence: sequence, waiter: whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
@@ -77,7 +99,7 @@ final class SourceOfTruth: Sendable {
         switch result {
         case .failure(let error): throw error
         case .success(let (sequence, schedule)):
-            feeds[object]?.notify(changes)
+            feeds[index].notify(changes)
             return (sequence, schedule)
         }
     }

@@ -88,7 +88,7 @@ public final class StateHost: Sendable {
     /// Views notice through missing heartbeats. Safe to call more than once.
     public func stop() {
         actionHandlers.removeAll()
-        for feed in state.feeds.values { feed.finish() }
+        for feed in state.feeds { feed.finish() }
         loop.shutdown()
     }
 
@@ -96,30 +96,30 @@ public final class StateHost: Sendable {
 
     /// Every property's current value of an object, or `nil` for an unknown object.
     public func values(of object: String) -> [String: Value]? {
-        state.inner.withLock { $0.stores[object]?.values }
+        state.withStore(object) { $0.namedValues }
     }
 
     /// One property's current value, or `nil` when the object or property is unknown.
     public func value(of property: String, in object: String) -> Value? {
-        state.inner.withLock { $0.stores[object]?.values[property] }
+        state.withStore(object) { $0.value(of: property) } ?? nil
     }
 
     /// The object's sequence number: how many batches have been applied to it this epoch.
     public func sequence(of object: String) -> UInt64? {
-        state.inner.withLock { $0.stores[object]?.sequence }
+        state.withStore(object) { $0.sequence }
     }
 
     /// The sequence at which a property last changed (0: never this epoch), for
     /// compare-and-set.
     public func version(of property: String, in object: String) -> UInt64? {
-        state.inner.withLock { inner in inner.stores[object].map { $0.versions[property, default: 0] } }
+        state.withStore(object) { $0.version(of: property) ?? 0 }
     }
 
     /// The names of properties that change, from views' writes or the host's own, coalesced.
     /// Ends when the host stops.
     public func changes(of object: String) -> PropertyChanges {
         PropertyChanges(
-            feed: state.feeds[object]
+            feed: state.feed(of: object)
                 ?? {
                     let closed = ChangeFeed()
                     closed.finish()

@@ -1,5 +1,4 @@
 import StateBusWire
-import SwiftProtobuf
 
 /// A digest of a write's object and changes that tells a copy of a write (the same view
 /// sending it again) from a different write that reuses its ids (a process that restarted
@@ -8,11 +7,11 @@ import SwiftProtobuf
 /// Stable across processes, because the host stores it beside a durable write's answer and
 /// a host started after a crash compares it with the copy the view sends again: FNV-1a
 /// (64-bit) over the object's name and each change in protobuf's deterministic encoding
-/// (map entries sorted by key). Not a defence against a forger: a view can only confuse its
+/// (map entries sorted by key, `value` always present), as ``ChangeCodec`` writes it. Not a defence against a forger: a view can only confuse its
 /// own writes, since its view id is bound to its connection.
 enum WriteDigest {
     /// The digest of a write of `changes` to `object`.
-    static func of(object: String, changes: [Statebus_V1_Change]) -> UInt64 {
+    static func of(object: String, changes: [PropertyChange]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         func mix<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
             for byte in bytes {
@@ -20,13 +19,11 @@ enum WriteDigest {
                 hash &*= 0x0000_0100_0000_01b3
             }
         }
-        var options = BinaryEncodingOptions()
-        options.useDeterministicOrdering = true
         mix(object.utf8)
         for change in changes {
             // A separator that no encoding starts with keeps ["ab"] apart from ["a", "b"].
             mix(CollectionOfOne(0xFF))
-            mix((try? change.serializedBytes(options: options) as [UInt8]) ?? [])
+            mix(ChangeCodec.deterministicBytes(change))
         }
         return hash
     }

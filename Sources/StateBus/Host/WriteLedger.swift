@@ -32,7 +32,7 @@ struct WriteLedger {
 
         /// Records an answer to a write of `changes` to `object`.
         init(reply: Statebus_V1_WriteReply, durable: Bool, changes: [Statebus_V1_Change], object: String) {
-            self.init(reply: reply, durable: durable, digest: WriteDigest.of(object: object, changes: changes))
+            self.init(reply: reply, durable: durable, digest: WriteDigest.of(object: object, changes: changes.map(PropertyChange.init(wire:))))
         }
 
         /// Records an answer whose digest is known (read back from the database).
@@ -73,7 +73,7 @@ struct WriteLedger {
     /// - Parameter digest: the write's ``WriteDigest``, when the caller has it already.
     func answer(to write: Statebus_V1_WriteRequest, digest: UInt64? = nil) -> Answer? {
         guard let answer = views[write.viewID]?.answers[write.writeID],
-            answer.digest == digest ?? WriteDigest.of(object: write.object, changes: write.changes)
+            answer.digest == digest ?? WriteDigest.of(object: write.object, changes: write.changes.map(PropertyChange.init(wire:)))
         else { return nil }
         return answer
     }

@@ -58,6 +58,13 @@ final class ChangeFeed: Sendable {
 
     private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
     private let closed = Mutex(false)
+    /// How many observe, read without the lock: a publisher checks it before it builds the
+    /// set of names an event changed (a replica nobody observes by name never builds one).
+    private let observers = Atomic<Int>(0)
+
+    /// Whether anyone observes the feed (an answer that may be stale by the time it is used:
+    /// a new observer hears only changes made after it subscribed anyway).
+    var isObserved: Bool { observers.load(ordering: .relaxed) > 0 }
 
     /// Tells every observer that the properties of `changes` changed; builds their set of
     /// names only when someone observes (a host that nobody observes pays nothing).
@@ -81,6 +88,7 @@ final class ChangeFeed: Sendable {
             defer { all.removeAll() }
             return Array(all.values)
         }
+        observers.store(0, ordering: .relaxed)
         for subscriber in all { subscriber.finish() }
     }
 
@@ -90,12 +98,15 @@ final class ChangeFeed: Sendable {
             subscriber.finish()
         } else {
             subscribers.withLock { $0[ObjectIdentifier(subscriber)] = subscriber }
+            observers.add(1, ordering: .relaxed)
         }
         return subscriber
     }
 
     func unsubscribe(_ subscriber: Subscriber) {
-        _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(subscriber)) }
+        if subscribers.withLock({ $0.removeValue(forKey: ObjectIdentifier(subscriber)) }) != nil {
+            observers.subtract(1, ordering: .relaxed)
+        }
     }
 }
 

@@ -135,10 +135,10 @@ final class HostPersistence {
         var rows: [StoredProperty] = []
         state.inner.withLock { inner in
             for (object, names) in touched {
-                guard let store = inner.stores[object] else { continue }
+                guard let store = inner.store(object, in: state) else { continue }
                 for name in names.sorted() {
-                    guard let value = store.values[name], durable[object]?[name] != value else { continue }
-                    var row = StoredProperty(object: object, property: name, value: value, version: store.versions[name, default: 0])
+                    guard let value = store.value(of: name), durable[object]?[name] != value else { continue }
+                    var row = StoredProperty(object: object, property: name, value: value, version: store.version(of: name) ?? 0)
                     if keyed[object]?.contains(name) == true {
                         let (elements, positions) = Self.elementRows(
                             from: durable[object]?[name], positions: durablePositions[object]?[name], to: value)
@@ -232,7 +232,7 @@ final class HostPersistence {
         logger.error("persisting \(rows.count) properties failed, so they are set back to their stored values: \(error)")
         for row in rows {
             pendingPositions[row.object]?[row.property] = nil
-            let fallback = state.inner.withLock { $0.stores[row.object]?.definition.property(named: row.property)?.defaultValue }
+            let fallback = state.withStore(row.object) { $0.definition.property(named: row.property)?.defaultValue } ?? nil
             guard let value = durable[row.object]?[row.property] ?? fallback else { continue }
             let change = PropertyChange(row.property, to: value, expectedVersion: row.version)
             // A version conflict means a newer value arrived meanwhile: it gets its own commit.
@@ -244,9 +244,9 @@ final class HostPersistence {
 extension SourceOfTruth {
     /// Sets restored values before the host serves anything (no sequence, no publication).
     func restore(_ values: [String: Value], in object: String) {
+        guard let index = index(of: object) else { return }
         inner.withLock { inner in
-            guard let store = inner.stores[object] else { return }
-            inner.stores[object] = ObjectStore(definition: store.definition, restored: values)
+            inner.stores[index] = ObjectStore(definition: inner.stores[index].definition, restored: values)
         }
     }
 }

@@ -112,7 +112,7 @@ extension RelayServer {
     func sendUpstream(_ request: Statebus_V1_Request) -> UInt64? {
         guard let dealer else { return nil }
         var request = request
-        request.protocolVersion = StateBusProtocol.version
+        request.protocolVersion = StateBusProtocol.version1
         let id = nextRequestID
         nextRequestID += 1
         request.requestID = id
@@ -157,7 +157,7 @@ extension RelayServer {
                 } else {
                     logger.warning("upstream error: \(error)")
                 }
-            case .pong, .viewList, .none:
+            case .pong, .viewList, .snapshotPart, .none:
                 break
             }
         }
@@ -181,7 +181,7 @@ extension RelayServer {
         var fresh: [String: ObjectCopy] = [:]
         for name in relayed { fresh[name] = ObjectCopy(name: name) }
         copies = fresh
-        let endpoint = ReplicaClient.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: configuration.upstreamControlEndpoint)
+        let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: configuration.upstreamControlEndpoint)
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try secureUpstream(subscriber)

@@ -192,13 +192,13 @@ final class RelayServer {
             reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
             return
         }
-        guard request.protocolVersion == StateBusProtocol.version else {
+        guard request.protocolVersion == StateBusProtocol.version1 else {
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: identity, requestID: request.requestID,
                 error: StateBusError(
                     .unsupportedVersion,
-                    "protocol version \(request.protocolVersion) is not supported; this relay speaks version \(StateBusProtocol.version)"))
+                    "protocol version \(request.protocolVersion) is not supported; this relay speaks version \(StateBusProtocol.version1)"))
             return
         }
         if let refusal = keyGuard?.refusal(for: request, from: payload) {
@@ -436,7 +436,7 @@ final class RelayServer {
     @discardableResult
     func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
         var reply = reply
-        reply.protocolVersion = StateBusProtocol.version
+        reply.protocolVersion = StateBusProtocol.version1
         reply.requestID = requestID
         guard let bytes = try? reply.serializedBytes() as [UInt8] else {
             logger.error("could not encode a reply")
@@ -510,7 +510,7 @@ final class RelayServer {
             guard let message = try? updates.tryReceive() else { return }
             // Manual mode: each admission applies to the connection the message came from.
             switch gate.decide(message.bytes) {
-            case .admit(let topic):
+            case .admit(let topic, _):
                 try? updates.subscribe(topic)
             case .join(let topic, let viewID):
                 try? updates.subscribe(topic)
@@ -518,7 +518,7 @@ final class RelayServer {
                 marker.viewID = viewID
                 marker.epoch = epoch
                 var publication = Statebus_V1_Publication()
-                publication.protocolVersion = StateBusProtocol.version
+                publication.protocolVersion = StateBusProtocol.version1
                 publication.joinMarker = marker
                 if let bytes = try? publication.serializedBytes() as [UInt8] {
                     _ = try? updates.send(multipart: [topic, bytes], wait: false)

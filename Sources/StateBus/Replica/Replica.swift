@@ -119,6 +119,10 @@ public final class Replica: Sendable {
     /// One property's visible value, or `nil` before the snapshot or for an unknown name.
     public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visibleValue(of: property) } }
 
+    /// The object's property names as the host declares them (in its order), once the first
+    /// snapshot is in; empty before. Cheaper than ``values`` for a large object.
+    public var propertyNames: [String] { shared.inner.withLock { $0.state.layout.names } }
+
     /// The object's sequence number the replica has applied.
     public var sequence: UInt64 { shared.inner.withLock { $0.state.sequence } }
 
@@ -127,7 +131,7 @@ public final class Replica: Sendable {
 
     /// The sequence at which a property last changed, for compare-and-set writes.
     public func version(of property: String) -> UInt64? {
-        shared.inner.withLock { $0.state.versions[property] }
+        shared.inner.withLock { $0.state.version(of: property) }
     }
 
     /// How many of this view's writes the host has not confirmed yet.

@@ -5,12 +5,14 @@ import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
 
-/// A replica's protocol engine: the join procedure, ordering, gap and restart handling,
-/// liveness, and the write path. Lives on the replica's I/O loop thread only.
+/// A replica's protocol engine (protocol version 2): the join procedure, ordering, gap and
+/// restart handling, liveness, and the write path. Lives on the replica's I/O loop thread
+/// only.
 ///
-/// Phases: hello → (welcome) subscribe → (join marker) snapshot → (last chunk) live.
-/// Updates that arrive before the snapshot is complete are buffered, then those newer than
-/// the snapshot are applied in order, so no update is missed or applied twice.
+/// Phases: hello → (welcome) subscribe → (join marker) snapshot → (last part) live.
+/// Runs of updates that arrive before the snapshot is complete are kept, then the batches
+/// newer than the snapshot are applied in order, so no update is missed or applied twice
+/// (``ReplicaClient+Updates``).
 final class ReplicaClient {
     enum Phase {
         case hello
@@ -19,35 +21,42 @@ final class ReplicaClient {
         case live
     }
 
+    /// The schema of the last welcome: the object's place in it and its properties. Kept
+    /// across reconnections, so a host that restarts with the same schema need not send it.
+    struct KnownSchema {
+        let hash: UInt64
+        let objectIndex: Int
+        let layout: PropertyLayout
+    }
+
     let shared: ReplicaShared
     let object: String
     let controlEndpoint: String
     let viewID: String
     let configuration: ReplicaConfiguration
     let thread: LoopThread
-    private var dealer: Socket?
-    private var subscriber: Socket?
+    var dealer: Socket?
+    var subscriber: Socket?
     /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
     var handshakeMonitor: Socket?
     private(set) var phase = Phase.hello
-    private var epoch: UInt64 = 0
+    var epoch: UInt64 = 0
+    var schema: KnownSchema?
     private var helloRequestID: UInt64 = 0
-    private var snapshotRequestID: UInt64 = 0
+    var snapshotRequestID: UInt64 = 0
     private var nextRequestID: UInt64 = 1
-    private var buffered: JoinBuffer
-    /// The snapshot being received, converted chunk by chunk (so no chunk's wire messages
-    /// outlive it: a large snapshot is held once, not twice).
-    private var snapshotValues: [String: Value] = [:]
-    private var snapshotVersions: [String: UInt64] = [:]
-    private var nextChunk: UInt32 = 0
-    private var lastHeard = ContinuousClock.now
+    var buffered: JoinBuffer
+    /// The snapshot being received, filled part by part straight into the arrays the state
+    /// then takes (a large snapshot is held once, never as messages or dictionaries).
+    var incoming = IncomingSnapshot()
+    var lastHeard = ContinuousClock.now
     /// Reconnections for silence in a row: each doubles the silence tolerated before the next
     /// (up to 8 times the first), until the view has been live that long. A host that is
     /// busy rather than gone (its heartbeats late) is then not sent every write in flight
     /// again every few hundred milliseconds, which only kept it busier.
     private var silentReconnects = 0
     /// Whether the view was marked stale while it waits to reconnect.
-    private var reportedStale = false
+    var reportedStale = false
     /// Whether `connect()` ran before: later calls are reconnections (counted).
     private var connectedBefore = false
     private var phaseStarted = ContinuousClock.now
@@ -64,6 +73,16 @@ final class ReplicaClient {
     /// Set when the host refused this connection (`notJoined`): nothing sent on it ran, so
     /// the next connection sends its calls again instead of reporting them interrupted.
     var resendCallsOnReconnect = false
+    /// Reused for every frame received: no allocation per message.
+    let topicFrame = ZeroMQ.Message()
+    let bodyFrame = ZeroMQ.Message()
+    /// The indexes of properties a publication changed, for observers of names.
+    var tracker: ChangeTracker? = ChangeTracker()
+    /// A batch's changes, read whole before any is applied (reused).
+    var scratch: [IndexedChange] = []
+    /// The topics this replica subscribes to.
+    let runTopic: [UInt8]
+    let joinTopic: [UInt8]
 
     init(thread: LoopThread, shared: ReplicaShared, object: String, controlEndpoint: String, configuration: ReplicaConfiguration) {
         self.thread = thread
@@ -72,6 +91,8 @@ final class ReplicaClient {
         self.controlEndpoint = controlEndpoint
         self.viewID = configuration.viewID
         self.configuration = configuration
+        runTopic = Topic.runs(object)
+        joinTopic = Topic.join(configuration.viewID)
         buffered = JoinBuffer(maxBytes: configuration.limits.maxJoinBufferBytes)
         let tick = configuration.livenessCheckInterval
         thread.scheduleTimer(after: tick, repeating: tick) { [unowned self] in self.checkLiveness() }
@@ -127,12 +148,13 @@ final class ReplicaClient {
         hello.nodeName = configuration.nodeName
         hello.objects = [object]
         hello.sessionToken = sessionToken
+        hello.schemaHash = schema?.hash ?? 0
         var request = Statebus_V1_Request()
         request.hello = hello
         helloRequestID = send(request) ?? 0
     }
 
-    private func enter(_ phase: Phase) {
+    func enter(_ phase: Phase) {
         self.phase = phase
         phaseStarted = .now
         switch phase {
@@ -168,7 +190,6 @@ final class ReplicaClient {
             var goodbye = Statebus_V1_Goodbye()
             goodbye.viewID = viewID
             request.goodbye = goodbye
-            _ = request.requestID
             try? dealer.set(.linger, 100)
             _ = send(request)
         }
@@ -193,14 +214,28 @@ final class ReplicaClient {
     /// socket, or the socket's queue is full: the caller keeps what it must send again).
     @discardableResult
     func send(_ request: Statebus_V1_Request) -> UInt64? {
-        guard let dealer else { return nil }
+        guard dealer != nil else { return nil }
+        let id = takeRequestID()
         var request = request
-        request.protocolVersion = StateBusProtocol.version
-        let id = nextRequestID
-        nextRequestID += 1
+        request.protocolVersion = StateBusProtocol.version2
         request.requestID = id
+        guard let bytes = try? request.serializedBytes() as [UInt8] else {
+            logger.warning("could not encode a request for \(controlEndpoint)")
+            return nil
+        }
+        return send(bytes, id: id)
+    }
+
+    /// The id the next request takes.
+    func takeRequestID() -> UInt64 {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+
+    /// Sends an encoded request that carries `id` (from ``takeRequestID()``).
+    func send(_ bytes: [UInt8], id: UInt64) -> UInt64? {
+        guard let dealer else { return nil }
         do {
-            let bytes: [UInt8] = try request.serializedBytes()
             // A DEALER queues while the host is unreachable, up to its high-water mark; the
             // window of writes in flight keeps writes well below it.
             lastSent = .now
@@ -221,24 +256,55 @@ final class ReplicaClient {
         guard let dealer else { return }
         for _ in 0..<256 {
             // A handler may have replaced the connection: what is left on this one is moot.
-            guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
-            guard !message.hasMore else {
+            guard self.dealer === dealer, (try? dealer.receive(into: bodyFrame, wait: false)) == true else { return }
+            guard !bodyFrame.hasMore else {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
             }
-            guard
-                let reply = try? message.withUnsafeBytes({ bytes in
-                    try Statebus_V1_Reply(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
-                })
-            else {
+            handleReply(bodyFrame)
+        }
+    }
+
+    private func handleReply(_ frame: ZeroMQ.Message) {
+        frame.withUnsafeBytes { buffer in
+            // The hot replies (a write's answer, a snapshot part) are read by hand; the others
+            // by the generated code.
+            if let envelope = ReplyEnvelope(buffer) {
+                if envelope.body == ReplyEnvelope.writeReply, let answer = WriteCodec.decodeReply(buffer) {
+                    handleWriteReply(answer)
+                    return
+                }
+                if envelope.body == ReplyEnvelope.snapshotPart {
+                    handlePart(buffer, range: envelope.bodyRange, requestID: envelope.requestID)
+                    return
+                }
+            }
+            guard let reply = try? Statebus_V1_Reply(serializedBytes: Array(buffer), options: WireDecoding.options) else {
                 logger.warning("dropped a reply that is not a StateBus message")
-                continue
+                return
             }
             switch reply.body {
             case .welcome(let welcome): handleWelcome(welcome, requestID: reply.requestID)
-            case .snapshotChunk(let chunk): handleChunk(chunk, requestID: reply.requestID)
-            case .writeReply(let writeReply): handleWriteReply(writeReply)
             case .callReply(let callReply): handleCallReply(callReply)
+            case .writeReply(let writeReply):
+                handleWriteReply(
+                    WriteCodec.DecodedReply(
+                        protocolVersion: reply.protocolVersion, requestID: reply.requestID, writeID: writeReply.writeID,
+                        outcome: writeReply.accepted
+                            ? .accepted(sequence: writeReply.sequence)
+                            : .rejected(
+                                code: writeReply.rejection.code.rawValue, message: writeReply.rejection.message,
+                                object: writeReply.rejection.object, property: writeReply.rejection.property)))
+            case .snapshotPart(let part):
+                // A part the fast reader did not take (a form other than a host's): written
+                // again canonically, then read as usual.
+                if let bytes = try? SnapshotPartReader.canonicalReply(part, requestID: reply.requestID) {
+                    bytes.withUnsafeBytes { canonical in
+                        if let envelope = ReplyEnvelope(canonical) {
+                            handlePart(canonical, range: envelope.bodyRange, requestID: envelope.requestID)
+                        }
+                    }
+                }
             case .error(let error):
                 let error = StateBusError(wire: error)
                 if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
@@ -246,14 +312,24 @@ final class ReplicaClient {
                 } else {
                     logger.warning("host error: \(error)")
                 }
-            case .pong, .viewList, .none: break
+            case .snapshotChunk, .pong, .viewList, .none: break
             }
         }
     }
 
     private func handleWelcome(_ welcome: Statebus_V1_Welcome, requestID: UInt64) {
         guard phase == .hello, requestID == helloRequestID else { return }
-        guard let schema = welcome.objects.first(where: { $0.name == object }) else {
+        let known: KnownSchema
+        if welcome.objects.isEmpty, let schema, welcome.schemaHash == schema.hash {
+            known = schema  // the host's schema is the one we hold
+        } else if let index = welcome.objects.firstIndex(where: { $0.name == object }) {
+            known = KnownSchema(hash: welcome.schemaHash, objectIndex: index, layout: PropertyLayout(table: welcome.objects[index].propertyTable))
+        } else if welcome.objects.isEmpty {
+            // A schema hash we do not hold (it changed since we asked): ask with none.
+            schema = nil
+            sayHello()
+            return
+        } else {
             let served = welcome.objects.map(\.name).joined(separator: ", ")
             fail(StateBusError(.unknownObject, "the host at \(controlEndpoint) serves no object '\(object)'; it serves: \(served)", object: object))
             return
@@ -261,14 +337,12 @@ final class ReplicaClient {
         if epoch != 0 && welcome.epoch != epoch {
             logger.info("host restarted (epoch \(epoch) -> \(welcome.epoch)); resynchronising")
         }
+        schema = known
         epoch = welcome.epoch
         sessionToken = welcome.sessionToken
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
-        shared.inner.withLock { inner in
-            inner.lastError = nil
-            inner.schema = Dictionary(uniqueKeysWithValues: schema.properties.map { ($0.name, ValueKind(wire: $0.kind)) })
-        }
-        let endpoint = Self.reachableEndpoint(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
+        shared.inner.withLock { $0.lastError = nil }
+        let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
         do throws(RuntimeFolderError) {
             try RuntimeFolder.checkEndpoint(endpoint)
         } catch {
@@ -280,9 +354,9 @@ final class ReplicaClient {
             try secure(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
-            try subscriber.subscribe(Topic.updates(object))
+            try subscriber.subscribe(runTopic)
             try subscriber.subscribe(Topic.heartbeat)
-            try subscriber.subscribe(Topic.join(viewID))
+            try subscriber.subscribe(joinTopic)
             try subscriber.connect(endpoint)
             thread.register(subscriber) { [unowned self] in self.updatesReadable() }
             self.subscriber = subscriber
@@ -293,210 +367,6 @@ final class ReplicaClient {
         buffered.reset()
         lastHeard = .now
         enter(.awaitingJoin)
-    }
-
-    /// A wildcard host in the announced endpoint (`tcp://0.0.0.0:5556`, `tcp://*:5556`) is
-    /// replaced by the host the view used for the control endpoint.
-    static func reachableEndpoint(_ announced: String, controlEndpoint: String) -> String {
-        UpdatesEndpoint.reachable(announced, controlEndpoint: controlEndpoint)
-    }
-
-    private func requestSnapshot() {
-        var snapshot = Statebus_V1_SnapshotRequest()
-        snapshot.object = object
-        var request = Statebus_V1_Request()
-        request.snapshot = snapshot
-        snapshotValues = [:]
-        snapshotVersions = [:]
-        nextChunk = 0
-        snapshotRequestID = send(request) ?? 0
-        enter(.snapshot)
-    }
-
-    private func handleChunk(_ chunk: Statebus_V1_SnapshotChunk, requestID: UInt64) {
-        guard phase == .snapshot, requestID == snapshotRequestID, chunk.object == object else { return }
-        guard chunk.epoch == epoch else {
-            // The host restarted since the welcome: a snapshot of the new run needs a new
-            // join (hello, subscription, join marker), not another request.
-            logger.info("a snapshot chunk of another host epoch (\(chunk.epoch), joined \(epoch)); joining again")
-            connect()
-            return
-        }
-        guard chunk.chunkIndex == nextChunk else {
-            requestSnapshot()  // a chunk went missing: start over
-            return
-        }
-        nextChunk += 1
-        if chunk.chunkIndex == 0 {
-            let count = shared.inner.withLock { $0.schema.count }
-            snapshotValues.reserveCapacity(count)
-            snapshotVersions.reserveCapacity(count)
-        }
-        for part in chunk.properties {
-            snapshotValues[part.name] = Value(wire: part.value)
-            snapshotVersions[part.name] = part.version
-        }
-        guard chunk.last else { return }
-        let (values, versions) = (snapshotValues, snapshotVersions)
-        snapshotValues = [:]
-        snapshotVersions = [:]
-        shared.update { $0.applySnapshot(epoch: chunk.epoch, sequence: chunk.sequence, values: values, versions: versions) }
-        shared.appliedSnapshots.add(1, ordering: .relaxed)
-        enter(.live)
-        let backlog = buffered.take()
-        defer { shared.progress.notify(["sequence"]) }
-        guard apply(backlog.filter { $0.sequence > chunk.sequence }) else { return }
-        flushWrites()
-    }
-
-    private func handleWriteReply(_ reply: Statebus_V1_WriteReply) {
-        if !reply.accepted, reply.rejection.code == .notJoined || reply.rejection.code == .viewIDInUse {
-            // The host does not hold this connection as ours: ZeroMQ reconnected the socket
-            // underneath us (the host restarted, or the connection dropped) and sent what was
-            // queued on it. Nothing was applied. A new connection and hello, and every
-            // unanswered write goes again there, in order; the receipt stays open.
-            logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.rejection.code)); saying hello again")
-            resendCallsOnReconnect = true
-            connect()
-            return
-        }
-        if reply.accepted {
-            shared.complete(writeID: reply.writeID, with: .success(reply.sequence))
-        } else {
-            let error = StateBusError(wire: reply.rejection)
-            shared.complete(writeID: reply.writeID, with: .failure(error))
-            shared.rejections.notify([error.description])
-        }
-        // An answer frees a place in the window of writes in flight.
-        flushWrites()
-    }
-
-    // MARK: Updates channel
-
-    private func updatesReadable() {
-        guard let subscriber else { return }
-        let appliedBefore = shared.appliedUpdates.load(ordering: .relaxed)
-        defer {
-            if shared.appliedUpdates.load(ordering: .relaxed) != appliedBefore { shared.progress.notify(["sequence"]) }
-        }
-        for _ in 0..<512 {
-            guard let frames = try? subscriber.tryReceiveMultipart() else { return }
-            lastHeard = .now
-            if reportedStale {
-                reportedStale = false
-                if phase == .live { shared.setConnection(.live) }
-            }
-            guard frames.count == 2,
-                let publication = try? frames[1].withUnsafeBytes({ bytes in
-                    try Statebus_V1_Publication(serializedBytes: Array(bytes), options: HostServer.decodingOptions)
-                })
-            else { continue }
-            if publication.hasJoinMarker {
-                guard phase == .awaitingJoin, publication.joinMarker.viewID == viewID else { continue }
-                try? subscriber.unsubscribe(Topic.join(viewID))
-                requestSnapshot()
-                continue
-            }
-            if publication.hasHeartbeat {
-                handleHeartbeat(publication.heartbeat)
-                continue
-            }
-            let batches = publication.updates.filter { $0.object == object }
-            if phase != .live {
-                if !buffered.append(batches, bytes: frames[1].count) { restartJoin() }
-            } else {
-                _ = apply(batches)
-            }
-        }
-    }
-
-    /// Applies batches in order, all under one lock and with one change notification, so
-    /// observers see the publication whole and the cost is per message, not per batch.
-    /// Batches already in the snapshot are skipped; at a new epoch or a sequence gap it stops
-    /// (what came before stays applied) and starts resynchronising.
-    /// - Returns: `false` when it started a resync (later batches must not be applied).
-    private func apply(_ batches: [Statebus_V1_UpdateBatch]) -> Bool {
-        guard !batches.isEmpty else { return true }
-        enum Interruption {
-            case newEpoch
-            case gap(have: UInt64, next: Statebus_V1_UpdateBatch)
-        }
-        var interruption: Interruption?
-        var applied = 0
-        var echoes: [(writeID: UInt64, sequence: UInt64)] = []
-        let epoch = self.epoch
-        let viewID = self.viewID
-        shared.update { state in
-            var changed = Set<String>()
-            for batch in batches {
-                guard batch.epoch == epoch else {
-                    interruption = .newEpoch
-                    break
-                }
-                if batch.sequence <= state.sequence { continue }  // already in the snapshot
-                guard batch.sequence == state.sequence + 1 else {
-                    interruption = .gap(have: state.sequence, next: batch)
-                    break
-                }
-                let changes = batch.changes.map(PropertyChange.init(wire:))
-                if batch.origin == viewID, batch.writeID != 0 { echoes.append((batch.writeID, batch.sequence)) }
-                state.applyBatch(
-                    sequence: batch.sequence, changes: changes, origin: batch.origin, writeID: batch.writeID, myViewID: viewID, changed: &changed)
-                applied += 1
-            }
-            return changed
-        }
-        if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) }
-        // The echo of this view's own write is the host's acceptance too: it resolves the
-        // receipt even if the reply itself is late or lost (the reply then finds nothing).
-        if !echoes.isEmpty {
-            for echo in echoes { shared.complete(writeID: echo.writeID, with: .success(echo.sequence)) }
-            flushWrites()
-        }
-        switch interruption {
-        case nil:
-            return true
-        case .newEpoch:
-            logger.info("updates from a new host epoch; reconnecting")
-            connect()
-            return false
-        case .gap(let have, let next):
-            logger.info("sequence gap (have \(have), got \(next.sequence)); resynchronising")
-            shared.sequenceGaps.add(1, ordering: .relaxed)
-            resync(keeping: next)
-            return false
-        }
-    }
-
-    private func resync(keeping batch: Statebus_V1_UpdateBatch? = nil) {
-        buffered.reset(keeping: batch)
-        requestSnapshot()
-    }
-
-    /// The join buffer passed its bound (and is now empty): during the snapshot, ask for a
-    /// new one, since what was dropped may be newer than it; while waiting for the join
-    /// marker, the snapshot still to come covers what was dropped.
-    private func restartJoin() {
-        let restarts = shared.restartedJoins.add(1, ordering: .relaxed).newValue
-        logger.warning(
-            "more than \(buffered.maxBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))"
-        )
-        if phase == .snapshot { requestSnapshot() }
-    }
-
-    private func handleHeartbeat(_ heartbeat: Statebus_V1_Heartbeat) {
-        if heartbeat.epoch != epoch {
-            logger.info("heartbeat from a new host epoch; reconnecting")
-            connect()
-            return
-        }
-        guard phase == .live, let announced = heartbeat.sequences.first(where: { $0.object == object }) else { return }
-        let current = shared.inner.withLock { $0.state.sequence }
-        if announced.sequence > current {
-            logger.info("missed updates up to \(announced.sequence) (have \(current)); resynchronising")
-            shared.sequenceGaps.add(1, ordering: .relaxed)
-            resync()
-        }
     }
 
     // MARK: Liveness
@@ -549,51 +419,6 @@ final class ReplicaClient {
                 // used to cost a whole lease).
                 if phase == .snapshot { requestSnapshot() } else if dealer != nil { sayHello() } else { connect() }
             }
-        }
-    }
-
-    // MARK: Writes
-
-    /// Sends writes made since the last call, in order, as long as fewer than
-    /// ``ReplicaConfiguration/maxWritesInFlight`` are unanswered (only when live: before
-    /// that, they wait). A write the socket will not take now stays queued and goes on the
-    /// next call: after an answer, an expiry or a liveness tick.
-    func flushWrites() {
-        sendWrites()
-        flushCalls()
-    }
-
-    private func sendWrites() {
-        guard phase == .live else { return }
-        let window = configuration.maxWritesInFlight
-        let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }
-        for (index, write) in unsent.enumerated() {
-            var body = Statebus_V1_WriteRequest()
-            body.object = object
-            body.writeID = write.id
-            body.viewID = viewID
-            body.changes = write.changes.map(\.wire)
-            var request = Statebus_V1_Request()
-            request.write = body
-            guard send(request) != nil else {
-                // Not queued: it and every later one stay unsent, so order is kept.
-                shared.inner.withLock { inner in
-                    for later in unsent[index...] { inner.state.markUnsent(later.id) }
-                }
-                return
-            }
-        }
-    }
-
-    /// Fails the writes whose deadline passed without an answer, with `timeout`.
-    private func expireWrites() {
-        let error = StateBusError(
-            .timeout,
-            "the host did not answer the write within \(configuration.writeTimeout) (ReplicaConfiguration.writeTimeout); "
-                + "it may or may not have been applied: the view shows the host's value", object: object)
-        let expired = shared.expireWrites(at: .now, with: error)
-        if expired > 0 {
-            logger.warning("\(expired) writes to \(object) timed out after \(configuration.writeTimeout) without an answer from \(controlEndpoint)")
         }
     }
 }

@@ -10,7 +10,6 @@ final class ReplicaShared: Sendable {
         var connection = ConnectionState.connecting
         var receipts: [UInt64: WriteReceipt] = [:]
         var nextWriteID: UInt64 = 1
-        var schema: [String: ValueKind?] = [:]
         var lastError: StateBusError?
     }
 

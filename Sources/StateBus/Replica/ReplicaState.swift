@@ -5,7 +5,10 @@ import StateBusWire
 /// applied on top, in write order).
 ///
 /// A pure value type: the engine applies events to it under a lock, and each event returns
-/// the names whose visible value changed, so observers hear about exactly those.
+/// the names whose visible value changed, so observers hear about exactly those. Confirmed
+/// values and versions are arrays by property index (the welcome's order): the host's updates
+/// apply without a name lookup. The view's own pending writes stay by name: they may be made
+/// before the replica knows the object's schema.
 ///
 /// The rule for unacknowledged writes (proto/PROTOCOL.md, "Writes"): while a property has
 /// pending writes, what the view shows is the host's value with those writes re-applied, so
@@ -28,26 +31,22 @@ struct ReplicaState: Sendable {
         var inFlight: Bool { sent && acceptedSequence == nil }
     }
 
-    private(set) var confirmed: [String: Value] = [:]
-    private(set) var versions: [String: UInt64] = [:]
+    /// What a snapshot changed: everything (the first one), or these names.
+    enum SnapshotChanges: Equatable {
+        case all
+        case some(Set<String>)
+    }
+
+    /// The object's properties, from the last snapshot's welcome.
+    private(set) var layout = PropertyLayout(names: [], kinds: [])
+    /// The host's values and versions, by index (empty before the first snapshot).
+    private(set) var confirmed: [Value] = []
+    private(set) var versions: [UInt64] = []
     /// What the view's pending writes make a property show, for the properties they touch
     /// and only while they are pending (`nil`: it shows nothing). Every other property shows
     /// its confirmed value, so the replica keeps one copy of the object's values, not two.
     private var overlay: [String: Value?] = [:]
 
-    /// What the view shows: the confirmed values with its pending writes on top.
-    var visible: [String: Value] {
-        guard !overlay.isEmpty else { return confirmed }
-        var shown = confirmed
-        for (property, value) in overlay { shown[property] = value }
-        return shown
-    }
-
-    /// What the view shows for one property.
-    func visibleValue(of property: String) -> Value? {
-        if let value = overlay[property] { return value }
-        return confirmed[property]
-    }
     private(set) var sequence: UInt64 = 0
     private(set) var epoch: UInt64 = 0
     private(set) var hasSnapshot = false
@@ -75,6 +74,41 @@ struct ReplicaState: Sendable {
     /// pending write.
     private var acceptedQueue: [(sequence: UInt64, id: UInt64)] = []
     private var acceptedQueueStart = 0
+
+    // MARK: Reading
+
+    /// What the view shows: the confirmed values with its pending writes on top.
+    var visible: [String: Value] {
+        var shown: [String: Value] = [:]
+        shown.reserveCapacity(confirmed.count + overlay.count)
+        for (index, value) in confirmed.enumerated() { shown[layout.names[index]] = value }
+        for (property, value) in overlay { shown[property] = value }
+        return shown
+    }
+
+    /// The host's value of one property.
+    mutating func confirmedValue(of property: String) -> Value? {
+        guard let index = layout.index(of: property), index < confirmed.count else { return nil }
+        return confirmed[index]
+    }
+
+    /// What the view shows for one property.
+    mutating func visibleValue(of property: String) -> Value? {
+        if let value = overlay[property] { return value }
+        return confirmedValue(of: property)
+    }
+
+    /// The sequence at which a property last changed.
+    mutating func version(of property: String) -> UInt64? {
+        guard let index = layout.index(of: property), index < versions.count else { return nil }
+        return versions[index]
+    }
+
+    /// Whether no pending write shows: the host's updates then apply straight to the arrays
+    /// (``applyPlain(_:sequence:tracker:)``).
+    var isPlain: Bool { pending.isEmpty && overlay.isEmpty }
+
+    // MARK: The view's writes
 
     /// Where the pending write with this id is: pending ids ascend, so a binary search.
     private func indexOfPending(_ id: UInt64) -> Int? {
@@ -129,8 +163,11 @@ struct ReplicaState: Sendable {
         return (expired, recompute(touched))
     }
 
-    /// A snapshot replaces the confirmed state.
-    mutating func applySnapshot(epoch: UInt64, sequence: UInt64, values: [String: Value], versions: [String: UInt64]) -> Set<String> {
+    // MARK: The host's state
+
+    /// A snapshot replaces the confirmed state (and the layout, which a restarted host may
+    /// have changed).
+    mutating func applySnapshot(epoch: UInt64, sequence: UInt64, layout: PropertyLayout, values: [Value], versions: [UInt64]) -> SnapshotChanges {
         if epoch != self.epoch {
             // A new host incarnation: accepted writes not yet seen died with the old state;
             // writes without an answer are sent again.
@@ -144,78 +181,97 @@ struct ReplicaState: Sendable {
         }
         self.epoch = epoch
         self.sequence = sequence
+        let first = !hasSnapshot
         hasSnapshot = true
+        let previousLayout = self.layout
         let previous = confirmed
+        self.layout = layout
         confirmed = values
         self.versions = versions
         let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
         if pending.isEmpty && overlay.isEmpty {
             // Nothing of the view's own on top: what changed is what the snapshot changed.
-            if previous.isEmpty { return Set(confirmed.keys) }  // the first join
+            if first { return .all }
             var changed = Set<String>()
-            for (property, value) in confirmed where previous[property] != value { changed.insert(property) }
-            for property in previous.keys where confirmed[property] == nil { changed.insert(property) }
-            return changed
-        }
-        var touched = Set(previous.keys).union(confirmed.keys).union(confirmedWrites).union(overlay.keys)
-        touched.formUnion(pending.flatMap(\.properties))
-        var shownBefore: [String: Value?] = [:]
-        for property in touched { shownBefore[property] = overlay[property] ?? previous[property] }
-        return recompute(touched, shownBefore: shownBefore)
-    }
-
-    /// Applies one update batch at the next sequence number.
-    /// - Parameter changed: receives the names whose visible value changed; a caller applying
-    ///   many batches passes one set for all of them.
-    mutating func applyBatch(
-        sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String,
-        changed: inout Set<String>
-    ) {
-        if pending.isEmpty && overlay.isEmpty {
-            // The common case, no writes of this view in flight: what the view shows is what
-            // the host sent, so skip the recomputation (and its sets) entirely.
-            for change in changes {
-                let value: Value?
-                if change.replacesWholeValue {
-                    value = change.value
-                } else {
-                    value = confirmed[change.property].flatMap { try? change.applied(to: $0) }
-                }
-                versions[change.property] = sequence
-                guard let value else { continue }
-                if change.operation != .replace || change.path.components.first.map({ if case .id = $0 { true } else { false } }) == true {
-                    // An element operation changes the collection: comparing a large collection
-                    // with its previous value would cost time in its size.
-                    confirmed[change.property] = value
-                    changed.insert(change.property)
-                } else if confirmed.updateValue(value, forKey: change.property) != value {
-                    changed.insert(change.property)
-                }
+            if previousLayout == layout {
+                for index in confirmed.indices where previous[index] != confirmed[index] { changed.insert(layout.names[index]) }
+            } else {
+                let before = Dictionary(zip(previousLayout.names, previous), uniquingKeysWith: { first, _ in first })
+                for (index, name) in layout.names.enumerated() where before[name] != confirmed[index] { changed.insert(name) }
+                for name in previousLayout.names where self.layout.index(of: name) == nil { changed.insert(name) }
             }
-            self.sequence = sequence
-            return
+            return .some(changed)
         }
-        changed.formUnion(applyBatchWithPendingWrites(sequence: sequence, changes: changes, origin: origin, writeID: writeID, myViewID: myViewID))
+        var touched = Set(previousLayout.names).union(layout.names).union(confirmedWrites).union(overlay.keys)
+        touched.formUnion(pending.flatMap(\.properties))
+        let before = Dictionary(zip(previousLayout.names, previous), uniquingKeysWith: { first, _ in first })
+        var shownBefore: [String: Value?] = [:]
+        for property in touched { shownBefore[property] = overlay[property] ?? before[property] }
+        return .some(recompute(touched, shownBefore: shownBefore))
     }
 
-    private mutating func applyBatchWithPendingWrites(sequence: UInt64, changes: [PropertyChange], origin: String, writeID: UInt64, myViewID: String)
-        -> Set<String>
-    {
+    /// Applies one change of a batch while no pending write shows (``isPlain``): straight
+    /// into the arrays. Call ``finishPlainBatch(sequence:)`` after the batch's last change.
+    /// - Parameter tracker: collects changed indexes, when someone observes names.
+    /// - Returns: `false` when the change names a property the object does not have.
+    @inline(__always)
+    mutating func applyPlain(_ change: IndexedChange, sequence: UInt64, tracker: inout ChangeTracker?) -> Bool {
+        let index = change.property
+        guard index < confirmed.count else { return false }
+        versions[index] = sequence
+        guard change.replacesWholeValue else {
+            guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
+                return true
+            }
+            // Not compared with the previous value: for a large collection that costs time in
+            // its size, and an element operation changes it anyway.
+            confirmed[index] = updated
+            tracker?.insert(index)
+            return true
+        }
+        if tracker != nil {
+            if confirmed[index] != change.value {
+                confirmed[index] = change.value
+                tracker!.insert(index)
+            }
+        } else {
+            confirmed[index] = change.value
+        }
+        return true
+    }
+
+    /// Ends a batch applied with ``applyPlain(_:sequence:tracker:)``.
+    mutating func finishPlainBatch(sequence: UInt64) {
+        self.sequence = sequence
+    }
+
+    /// Applies one update batch at the next sequence number, with the view's pending writes
+    /// on top (the general path; ``applyPlain(_:sequence:tracker:)`` is the fast one).
+    /// - Parameter changed: receives the names whose visible value changed.
+    /// - Returns: `false` when a change names a property the object does not have.
+    mutating func applyBatch(
+        sequence: UInt64, changes: [IndexedChange], origin: String?, writeID: UInt64, myViewID: String, changed: inout Set<String>
+    ) -> Bool {
+        guard changes.allSatisfy({ $0.property < confirmed.count }) else { return false }
         var shownBefore: [String: Value?] = [:]
-        for change in changes where shownBefore[change.property] == nil { shownBefore[change.property] = .some(visibleValue(of: change.property)) }
+        for change in changes {
+            let name = layout.names[change.property]
+            if shownBefore[name] == nil { shownBefore[name] = .some(overlay[name] ?? confirmed[change.property]) }
+        }
         var touched = Set<String>()
         for change in changes {
-            touched.insert(change.property)
+            touched.insert(layout.names[change.property])
             if change.replacesWholeValue {
                 confirmed[change.property] = change.value
-            } else if let current = confirmed[change.property], let updated = try? change.applied(to: current) {
+            } else if let updated = try? confirmed[change.property].applying(change.operation, change.value, at: change.path, position: change.position) {
                 confirmed[change.property] = updated
             }
             versions[change.property] = sequence
         }
         self.sequence = sequence
         touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: origin == myViewID ? origin : nil, writeID: writeID))
-        return recompute(touched, shownBefore: shownBefore)
+        changed.formUnion(recompute(touched, shownBefore: shownBefore))
+        return true
     }
 
     /// The host accepted a write at `sequence`.
@@ -239,6 +295,8 @@ struct ReplicaState: Sendable {
         guard let index = indexOfPending(writeID) else { return [] }
         return recompute(forgetPending(at: index).properties)
     }
+
+    // MARK: Sending
 
     /// Marks up to `limit` writes as sent, in write order; returns them.
     mutating func takeUnsent(limit: Int = .max) -> [PendingWrite] {
@@ -285,6 +343,8 @@ struct ReplicaState: Sendable {
         nextUnsentID = 0
     }
 
+    // MARK: The overlay
+
     /// Removes the view's write the batch echoes (when `origin` is this view's) and every
     /// accepted write the state now holds (accepted at `sequence` or before).
     private mutating func removeConfirmedWrites(upTo sequence: UInt64, origin: String?, writeID: UInt64?) -> Set<String> {
@@ -329,7 +389,7 @@ struct ReplicaState: Sendable {
                     break
                 }
             }
-            var value = confirmed[property]
+            var value = confirmedValue(of: property)
             for write in pending[start...] {
                 for change in write.changes where change.property == property {
                     if change.replacesWholeValue {

@@ -33,6 +33,10 @@ public struct ObjectDefinition: Sendable {
         propertyIndex[name].map { properties[$0] }
     }
 
+    /// The index of the property of that name: its place in ``properties``, which is also
+    /// its index in the welcome's property table, in snapshots and in runs of updates.
+    public func index(of name: String) -> Int? { propertyIndex[name] }
+
     /// The action of that name, if the object has one.
     public func action(named name: String) -> ActionDefinition? {
         actions.first { $0.name == name }

@@ -176,15 +176,7 @@ final class HostGuard {
             }
             return claim(viewID: hello.viewID, for: entry)
         case .write(let write):
-            // A relay writes for its views, under their ids: its own keys file vouched for them.
-            if entry.role == .relay { return nil }
-            if let refusal = claim(viewID: write.viewID, for: entry) { return refusal }
-            guard entry.role.mayWrite(write.object) else {
-                return StateBusError(
-                    .forbidden, "key '\(entry.name)' has the role \(entry.role) in the host's authorized keys: it may not write to '\(write.object)'",
-                    object: write.object)
-            }
-            return nil
+            return refusal(forWriteTo: write.object, viewID: write.viewID, by: entry)
         case .call(let call):
             // An action may change anything of its object: calling it needs the right to
             // write the object, as a write does.
@@ -203,6 +195,29 @@ final class HostGuard {
     }
 
     /// Binds a view id to the first key that uses it; another key naming it is refused.
+    /// Why the key that sent `payload` may not write to `object` as `viewID`, or `nil` when
+    /// it may (the write path's fast decoder asks this without a decoded request).
+    func refusal(forWriteTo object: String, viewID: String, from payload: ZeroMQ.Message) -> StateBusError? {
+        guard let key = payload.property("User-Id"), let entry = authorized.entry(for: key) else {
+            return StateBusError(
+                .forbidden, "this connection's key is no longer in the host's authorized keys; ask the host's operator to list it, then connect again"
+            )
+        }
+        return refusal(forWriteTo: object, viewID: viewID, by: entry)
+    }
+
+    private func refusal(forWriteTo object: String, viewID: String, by entry: AuthorizedKeys.Entry) -> StateBusError? {
+        // A relay writes for its views, under their ids: its own keys file vouched for them.
+        if entry.role == .relay { return nil }
+        if let refusal = claim(viewID: viewID, for: entry) { return refusal }
+        guard entry.role.mayWrite(object) else {
+            return StateBusError(
+                .forbidden, "key '\(entry.name)' has the role \(entry.role) in the host's authorized keys: it may not write to '\(object)'",
+                object: object)
+        }
+        return nil
+    }
+
     private func claim(viewID: String, for entry: AuthorizedKeys.Entry) -> StateBusError? {
         guard !viewID.isEmpty else { return nil }
         if let owner = viewOwners[viewID] {

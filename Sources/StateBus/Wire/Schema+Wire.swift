@@ -27,6 +27,29 @@ extension ObjectDefinition {
     }
 }
 
+extension ObjectDefinition {
+    /// The object's schema in version 2's welcome: its properties column by column.
+    var packedSchema: Statebus_V1_ObjectSchema {
+        var schema = Statebus_V1_ObjectSchema()
+        schema.name = name
+        schema.actions = actions.map(\.schema)
+        var table = Statebus_V1_PropertyTable()
+        table.names = properties.map(\.name)
+        table.kinds = properties.map { $0.kind?.wire ?? .any }
+        table.flags = properties.map { ($0.isWritable ? 1 : 0) | ($0.isPersisted ? 2 : 0) | ($0.isOptional ? 4 : 0) }
+        var typeIndexes: [String: UInt32] = [:]
+        table.types = properties.map { property in
+            if let known = typeIndexes[property.typeName] { return known }
+            let index = UInt32(table.typeNames.count)
+            typeIndexes[property.typeName] = index
+            table.typeNames.append(property.typeName)
+            return index
+        }
+        schema.propertyTable = table
+        return schema
+    }
+}
+
 extension ActionDefinition {
     /// The action's schema, as sent in the welcome.
     var schema: Statebus_V1_ActionSchema {

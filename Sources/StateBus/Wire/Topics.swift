@@ -3,8 +3,10 @@
 /// Every topic ends in a NUL byte so that a subscription to one object's topic does not
 /// also match another object whose name merely starts the same way.
 enum Topic {
-    /// Update batches of one object: `u/<object>\0`.
+    /// Version-1 update batches of one object: `u/<object>\0`.
     static func updates(_ object: String) -> [UInt8] { Array("u/\(object)".utf8) + [0] }
+    /// Version-2 runs of updates of one object: `u2/<object>\0`.
+    static func runs(_ object: String) -> [UInt8] { Array("u2/\(object)".utf8) + [0] }
     /// Heartbeats: `hb\0`.
     static let heartbeat: [UInt8] = Array("hb".utf8) + [0]
     /// One view's join marker: `j/<view id>\0`.
@@ -28,8 +30,11 @@ package enum UpdatesEndpoint {
         return "tcp://\(controlRest[..<controlColon])\(rest[colon...])"
     }
 
-    /// The topic of one object's updates, `u/<object>\0` (see ``Topic``).
+    /// The topic of one object's version-1 updates, `u/<object>\0` (see ``Topic``).
     package static func topic(of object: String) -> [UInt8] { Topic.updates(object) }
+
+    /// The topic of one object's version-2 runs, `u2/<object>\0`.
+    package static func runTopic(of object: String) -> [UInt8] { Topic.runs(object) }
 
     /// The topic of one view's join marker, `j/<view id>\0`.
     package static func joinTopic(of viewID: String) -> [UInt8] { Topic.join(viewID) }

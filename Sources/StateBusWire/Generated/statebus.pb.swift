@@ -8,8 +8,13 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// The StateBus wire protocol, version 1. proto/PROTOCOL.md is the normative description of
-/// how these messages travel: sockets, frames, join, ordering, writes, errors.
+/// The StateBus wire protocol, versions 1 and 2. proto/PROTOCOL.md is the normative
+/// description of how these messages travel: sockets, frames, join, ordering, writes, errors.
+///
+/// Version 2 keeps every version-1 message and adds the ones marked "version 2" below: a
+/// schema sent once (PropertyTable, schema hashes), packed snapshots (SnapshotPart) and packed
+/// runs of updates (UpdateRun) that address objects and properties by index. The package keeps
+/// its name, so code generated for version 1 keeps its names.
 ///
 /// Regenerate the Swift code with proto/generate.sh after any change here.
 
@@ -503,10 +508,48 @@ package nonisolated struct Statebus_V1_ObjectSchema: Sendable {
 
   package var name: String = String()
 
+  /// version 1 (empty in version 2: see property_table)
   package var properties: [Statebus_V1_PropertySchema] = []
 
   /// the methods views may call (CallRequest)
   package var actions: [Statebus_V1_ActionSchema] = []
+
+  /// version 2: the properties, column by column
+  package var propertyTable: Statebus_V1_PropertyTable {
+    get {_propertyTable ?? Statebus_V1_PropertyTable()}
+    set {_propertyTable = newValue}
+  }
+  /// Returns true if `propertyTable` has been explicitly set.
+  package var hasPropertyTable: Bool {self._propertyTable != nil}
+  /// Clears the value of `propertyTable`. Subsequent reads from it will return its default value.
+  package mutating func clearPropertyTable() {self._propertyTable = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _propertyTable: Statebus_V1_PropertyTable? = nil
+}
+
+/// Version 2: an object's properties, column by column. Property i is names[i], kinds[i],
+/// flags[i], type_names[types[i]]; i is the property's index in snapshots and runs.
+package nonisolated struct Statebus_V1_PropertyTable: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var names: [String] = []
+
+  package var kinds: [Statebus_V1_ValueKind] = []
+
+  /// bit 0: writable, bit 1: persisted, bit 2: optional
+  package var flags: [UInt32] = []
+
+  /// each distinct type name once
+  package var typeNames: [String] = []
+
+  /// per property: its type name's index in type_names
+  package var types: [UInt32] = []
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -704,6 +747,15 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     set {body = .viewList(newValue)}
   }
 
+  /// version 2: the answer to a snapshot request
+  package var snapshotPart: Statebus_V1_SnapshotPart {
+    get {
+      if case .snapshotPart(let v)? = body {return v}
+      return Statebus_V1_SnapshotPart()
+    }
+    set {body = .snapshotPart(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Body: Equatable, Sendable {
@@ -714,6 +766,8 @@ package nonisolated struct Statebus_V1_Reply: Sendable {
     case pong(Statebus_V1_Pong)
     case callReply(Statebus_V1_CallReply)
     case viewList(Statebus_V1_ViewList)
+    /// version 2: the answer to a snapshot request
+    case snapshotPart(Statebus_V1_SnapshotPart)
 
   }
 
@@ -742,6 +796,10 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// A relay (statebus relay): it forwards the writes of the views joined to it, each naming
   /// its own view id, on this one connection (see PROTOCOL.md, "Relays").
   package var relay: Bool = false
+
+  /// Version 2: the schema_hash of the last welcome this view holds the schema of (0: none).
+  /// When it is the host's, the welcome leaves the schema out.
+  package var schemaHash: UInt64 = 0
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -772,6 +830,11 @@ package nonisolated struct Statebus_V1_Welcome: Sendable {
   /// Binds the hello's view id to this connection; show it in a later hello from a new
   /// connection (see PROTOCOL.md, "Identity").
   package var sessionToken: Data = Data()
+
+  /// Version 2: a hash of the objects' schemas (names, properties, actions), the same for the
+  /// same schema across host restarts. When it equals the hello's schema_hash, `objects` is
+  /// empty: the view's schema is current.
+  package var schemaHash: UInt64 = 0
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -841,6 +904,48 @@ package nonisolated struct Statebus_V1_PropertyState: Sendable {
   package init() {}
 
   fileprivate var _value: Statebus_V1_Value? = nil
+}
+
+/// Version 2: one part of a snapshot, its values column by column as in an UpdateRun (one
+/// cell per property, in index order; no PATHED cells). Parts of one snapshot carry the same
+/// epoch and sequence; together they hold every property once.
+package nonisolated struct Statebus_V1_SnapshotPart: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the object's index in the welcome
+  package var object: UInt32 = 0
+
+  package var epoch: UInt64 = 0
+
+  /// the object's sequence the snapshot reflects
+  package var sequence: UInt64 = 0
+
+  /// 0, 1, 2, ...
+  package var part: UInt32 = 0
+
+  /// true on the final part
+  package var last: Bool = false
+
+  package var cells: [UInt32] = []
+
+  package var ints: [Int64] = []
+
+  package var doubles: [Double] = []
+
+  package var strings: [String] = []
+
+  package var blobs: [Data] = []
+
+  package var values: [Statebus_V1_Value] = []
+
+  /// per cell: the property's version; empty: all 0
+  package var versions: [UInt64] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
 }
 
 /// A view's write: one or more properties of one object, applied together or not at all.
@@ -1047,42 +1152,136 @@ package nonisolated struct Statebus_V1_Pong: Sendable {
   package init() {}
 }
 
-package nonisolated struct Statebus_V1_Publication: Sendable {
+package nonisolated struct Statebus_V1_Publication: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 {
+    get {_storage._protocolVersion}
+    set {_uniqueStorage()._protocolVersion = newValue}
+  }
 
   /// Consecutive batches of the object named in the topic, in sequence order. A host packs
   /// the batches applied in one wake-up into one publication; each batch still applies
   /// atomically and on its own.
-  package var updates: [Statebus_V1_UpdateBatch] = []
+  package var updates: [Statebus_V1_UpdateBatch] {
+    get {_storage._updates}
+    set {_uniqueStorage()._updates = newValue}
+  }
 
   package var heartbeat: Statebus_V1_Heartbeat {
-    get {_heartbeat ?? Statebus_V1_Heartbeat()}
-    set {_heartbeat = newValue}
+    get {_storage._heartbeat ?? Statebus_V1_Heartbeat()}
+    set {_uniqueStorage()._heartbeat = newValue}
   }
   /// Returns true if `heartbeat` has been explicitly set.
-  package var hasHeartbeat: Bool {self._heartbeat != nil}
+  package var hasHeartbeat: Bool {_storage._heartbeat != nil}
   /// Clears the value of `heartbeat`. Subsequent reads from it will return its default value.
-  package mutating func clearHeartbeat() {self._heartbeat = nil}
+  package mutating func clearHeartbeat() {_uniqueStorage()._heartbeat = nil}
 
   package var joinMarker: Statebus_V1_JoinMarker {
-    get {_joinMarker ?? Statebus_V1_JoinMarker()}
-    set {_joinMarker = newValue}
+    get {_storage._joinMarker ?? Statebus_V1_JoinMarker()}
+    set {_uniqueStorage()._joinMarker = newValue}
   }
   /// Returns true if `joinMarker` has been explicitly set.
-  package var hasJoinMarker: Bool {self._joinMarker != nil}
+  package var hasJoinMarker: Bool {_storage._joinMarker != nil}
   /// Clears the value of `joinMarker`. Subsequent reads from it will return its default value.
-  package mutating func clearJoinMarker() {self._joinMarker = nil}
+  package mutating func clearJoinMarker() {_uniqueStorage()._joinMarker = nil}
+
+  /// Version 2 (topic "u2/<object>\0"): consecutive batches of one object, column by column.
+  package var run: Statebus_V1_UpdateRun {
+    get {_storage._run ?? Statebus_V1_UpdateRun()}
+    set {_uniqueStorage()._run = newValue}
+  }
+  /// Returns true if `run` has been explicitly set.
+  package var hasRun: Bool {_storage._run != nil}
+  /// Clears the value of `run`. Subsequent reads from it will return its default value.
+  package mutating func clearRun() {_uniqueStorage()._run = nil}
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 
-  fileprivate var _heartbeat: Statebus_V1_Heartbeat? = nil
-  fileprivate var _joinMarker: Statebus_V1_JoinMarker? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// Version 2: consecutive batches of one object in packed columns. Batch i (from 0) has
+/// sequence first_sequence + i and batch_changes[i] changes (one each when batch_changes is
+/// empty). Change j of the run is cells[j] = property index << 3 | encoding; its value is the
+/// next unread entry of the encoding's column:
+///   0 INT: ints   1 BOOL: ints (0 or 1)   2 DOUBLE: doubles   3 STRING: strings
+///   4 BYTES: blobs   5 NULL: none   6 VALUE: values (any value, such as a list or a map)
+///   7 PATHED: pathed (a change inside the property's value, or an element operation)
+package nonisolated struct Statebus_V1_UpdateRun: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// the object's index in the welcome
+  package var object: UInt32 = 0
+
+  package var epoch: UInt64 = 0
+
+  package var firstSequence: UInt64 = 0
+
+  /// how many batches the run holds (at least 1)
+  package var batches: UInt32 = 0
+
+  package var batchChanges: [UInt32] = []
+
+  package var cells: [UInt32] = []
+
+  package var ints: [Int64] = []
+
+  package var doubles: [Double] = []
+
+  package var strings: [String] = []
+
+  package var blobs: [Data] = []
+
+  package var values: [Statebus_V1_Value] = []
+
+  package var pathed: [Statebus_V1_PathedChange] = []
+
+  /// The batches a view's write made: their offsets in the run (ascending), and for each the
+  /// writing view's id and its write id. Other batches are the host's own.
+  package var originBatches: [UInt32] = []
+
+  package var origins: [String] = []
+
+  package var writeIds: [UInt64] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// Version 2: a change inside a property's value (see Change: path, value, operation, position).
+package nonisolated struct Statebus_V1_PathedChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var path: [Statebus_V1_PathComponent] = []
+
+  package var value: Statebus_V1_Value {
+    get {_value ?? Statebus_V1_Value()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  package var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  package mutating func clearValue() {self._value = nil}
+
+  package var operation: Statebus_V1_ElementOperation = .replace
+
+  package var position: UInt32 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _value: Statebus_V1_Value? = nil
 }
 
 /// Changes applied together at one sequence number.
@@ -1567,7 +1766,7 @@ nonisolated extension Statebus_V1_PropertySchema: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ObjectSchema"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0\u{1}actions\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}properties\0\u{1}actions\0\u{3}property_table\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1578,12 +1777,17 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
       case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.properties) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._propertyTable) }()
       default: break
       }
     }
   }
 
   package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
@@ -1593,6 +1797,9 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
     if !self.actions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 3)
     }
+    try { if let v = self._propertyTable {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1600,6 +1807,57 @@ nonisolated extension Statebus_V1_ObjectSchema: SwiftProtobuf.Message, SwiftProt
     if lhs.name != rhs.name {return false}
     if lhs.properties != rhs.properties {return false}
     if lhs.actions != rhs.actions {return false}
+    if lhs._propertyTable != rhs._propertyTable {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_PropertyTable: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".PropertyTable"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}names\0\u{1}kinds\0\u{1}flags\0\u{3}type_names\0\u{1}types\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.names) }()
+      case 2: try { try decoder.decodeRepeatedEnumField(value: &self.kinds) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.flags) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.typeNames) }()
+      case 5: try { try decoder.decodeRepeatedUInt32Field(value: &self.types) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.names.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.names, fieldNumber: 1)
+    }
+    if !self.kinds.isEmpty {
+      try visitor.visitPackedEnumField(value: self.kinds, fieldNumber: 2)
+    }
+    if !self.flags.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.flags, fieldNumber: 3)
+    }
+    if !self.typeNames.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.typeNames, fieldNumber: 4)
+    }
+    if !self.types.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.types, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_PropertyTable, rhs: Statebus_V1_PropertyTable) -> Bool {
+    if lhs.names != rhs.names {return false}
+    if lhs.kinds != rhs.kinds {return false}
+    if lhs.flags != rhs.flags {return false}
+    if lhs.typeNames != rhs.typeNames {return false}
+    if lhs.types != rhs.types {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1854,7 +2112,7 @@ nonisolated extension Statebus_V1_Request: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Reply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0\u{3}call_reply\0\u{3}view_list\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}request_id\0\u{2}\u{8}welcome\0\u{3}snapshot_chunk\0\u{3}write_reply\0\u{1}error\0\u{1}pong\0\u{3}call_reply\0\u{3}view_list\0\u{3}snapshot_part\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1955,6 +2213,19 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
           self.body = .viewList(v)
         }
       }()
+      case 17: try {
+        var v: Statebus_V1_SnapshotPart?
+        var hadOneofValue = false
+        if let current = self.body {
+          hadOneofValue = true
+          if case .snapshotPart(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.body = .snapshotPart(v)
+        }
+      }()
       default: break
       }
     }
@@ -2000,6 +2271,10 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
       guard case .viewList(let v)? = self.body else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
     }()
+    case .snapshotPart?: try {
+      guard case .snapshotPart(let v)? = self.body else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -2016,7 +2291,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Hello"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0\u{1}relay\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0\u{1}relay\0\u{3}schema_hash\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2029,6 +2304,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.objects) }()
       case 4: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.relay) }()
+      case 6: try { try decoder.decodeSingularFixed64Field(value: &self.schemaHash) }()
       default: break
       }
     }
@@ -2050,6 +2326,9 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.relay != false {
       try visitor.visitSingularBoolField(value: self.relay, fieldNumber: 5)
     }
+    if self.schemaHash != 0 {
+      try visitor.visitSingularFixed64Field(value: self.schemaHash, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2059,6 +2338,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.objects != rhs.objects {return false}
     if lhs.sessionToken != rhs.sessionToken {return false}
     if lhs.relay != rhs.relay {return false}
+    if lhs.schemaHash != rhs.schemaHash {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2066,7 +2346,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Welcome"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0\u{3}session_token\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0\u{3}session_token\0\u{3}schema_hash\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2081,6 +2361,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.heartbeatIntervalMs) }()
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.maxMessageBytes) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
+      case 8: try { try decoder.decodeSingularFixed64Field(value: &self.schemaHash) }()
       default: break
       }
     }
@@ -2108,6 +2389,9 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.sessionToken.isEmpty {
       try visitor.visitSingularBytesField(value: self.sessionToken, fieldNumber: 7)
     }
+    if self.schemaHash != 0 {
+      try visitor.visitSingularFixed64Field(value: self.schemaHash, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2119,6 +2403,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.heartbeatIntervalMs != rhs.heartbeatIntervalMs {return false}
     if lhs.maxMessageBytes != rhs.maxMessageBytes {return false}
     if lhs.sessionToken != rhs.sessionToken {return false}
+    if lhs.schemaHash != rhs.schemaHash {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2248,6 +2533,91 @@ nonisolated extension Statebus_V1_PropertyState: SwiftProtobuf.Message, SwiftPro
     if lhs.name != rhs.name {return false}
     if lhs._value != rhs._value {return false}
     if lhs.version != rhs.version {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_SnapshotPart: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SnapshotPart"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{1}sequence\0\u{1}part\0\u{1}last\0\u{1}cells\0\u{1}ints\0\u{1}doubles\0\u{1}strings\0\u{1}blobs\0\u{1}values\0\u{1}versions\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.object) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.part) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.last) }()
+      case 6: try { try decoder.decodeRepeatedUInt32Field(value: &self.cells) }()
+      case 7: try { try decoder.decodeRepeatedSInt64Field(value: &self.ints) }()
+      case 8: try { try decoder.decodeRepeatedDoubleField(value: &self.doubles) }()
+      case 9: try { try decoder.decodeRepeatedStringField(value: &self.strings) }()
+      case 10: try { try decoder.decodeRepeatedBytesField(value: &self.blobs) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 12: try { try decoder.decodeRepeatedUInt64Field(value: &self.versions) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.object != 0 {
+      try visitor.visitSingularUInt32Field(value: self.object, fieldNumber: 1)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 2)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 3)
+    }
+    if self.part != 0 {
+      try visitor.visitSingularUInt32Field(value: self.part, fieldNumber: 4)
+    }
+    if self.last != false {
+      try visitor.visitSingularBoolField(value: self.last, fieldNumber: 5)
+    }
+    if !self.cells.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.cells, fieldNumber: 6)
+    }
+    if !self.ints.isEmpty {
+      try visitor.visitPackedSInt64Field(value: self.ints, fieldNumber: 7)
+    }
+    if !self.doubles.isEmpty {
+      try visitor.visitPackedDoubleField(value: self.doubles, fieldNumber: 8)
+    }
+    if !self.strings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.strings, fieldNumber: 9)
+    }
+    if !self.blobs.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.blobs, fieldNumber: 10)
+    }
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 11)
+    }
+    if !self.versions.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.versions, fieldNumber: 12)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_SnapshotPart, rhs: Statebus_V1_SnapshotPart) -> Bool {
+    if lhs.object != rhs.object {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.part != rhs.part {return false}
+    if lhs.last != rhs.last {return false}
+    if lhs.cells != rhs.cells {return false}
+    if lhs.ints != rhs.ints {return false}
+    if lhs.doubles != rhs.doubles {return false}
+    if lhs.strings != rhs.strings {return false}
+    if lhs.blobs != rhs.blobs {return false}
+    if lhs.values != rhs.values {return false}
+    if lhs.versions != rhs.versions {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2641,7 +3011,105 @@ nonisolated extension Statebus_V1_Pong: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Publication"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}updates\0\u{1}heartbeat\0\u{3}join_marker\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{2}\u{9}updates\0\u{1}heartbeat\0\u{3}join_marker\0\u{1}run\0")
+
+  fileprivate class _StorageClass {
+    var _protocolVersion: UInt32 = 0
+    var _updates: [Statebus_V1_UpdateBatch] = []
+    var _heartbeat: Statebus_V1_Heartbeat? = nil
+    var _joinMarker: Statebus_V1_JoinMarker? = nil
+    var _run: Statebus_V1_UpdateRun? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _protocolVersion = source._protocolVersion
+      _updates = source._updates
+      _heartbeat = source._heartbeat
+      _joinMarker = source._joinMarker
+      _run = source._run
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._protocolVersion) }()
+        case 10: try { try decoder.decodeRepeatedMessageField(value: &_storage._updates) }()
+        case 11: try { try decoder.decodeSingularMessageField(value: &_storage._heartbeat) }()
+        case 12: try { try decoder.decodeSingularMessageField(value: &_storage._joinMarker) }()
+        case 13: try { try decoder.decodeSingularMessageField(value: &_storage._run) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._protocolVersion != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._protocolVersion, fieldNumber: 1)
+      }
+      if !_storage._updates.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._updates, fieldNumber: 10)
+      }
+      try { if let v = _storage._heartbeat {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      } }()
+      try { if let v = _storage._joinMarker {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+      } }()
+      try { if let v = _storage._run {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_Publication, rhs: Statebus_V1_Publication) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._protocolVersion != rhs_storage._protocolVersion {return false}
+        if _storage._updates != rhs_storage._updates {return false}
+        if _storage._heartbeat != rhs_storage._heartbeat {return false}
+        if _storage._joinMarker != rhs_storage._joinMarker {return false}
+        if _storage._run != rhs_storage._run {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_UpdateRun: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".UpdateRun"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}object\0\u{1}epoch\0\u{3}first_sequence\0\u{1}batches\0\u{3}batch_changes\0\u{1}cells\0\u{1}ints\0\u{1}doubles\0\u{1}strings\0\u{1}blobs\0\u{1}values\0\u{1}pathed\0\u{3}origin_batches\0\u{1}origins\0\u{3}write_ids\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2649,10 +3117,110 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
-      case 10: try { try decoder.decodeRepeatedMessageField(value: &self.updates) }()
-      case 11: try { try decoder.decodeSingularMessageField(value: &self._heartbeat) }()
-      case 12: try { try decoder.decodeSingularMessageField(value: &self._joinMarker) }()
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.object) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.epoch) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.firstSequence) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.batches) }()
+      case 5: try { try decoder.decodeRepeatedUInt32Field(value: &self.batchChanges) }()
+      case 6: try { try decoder.decodeRepeatedUInt32Field(value: &self.cells) }()
+      case 7: try { try decoder.decodeRepeatedSInt64Field(value: &self.ints) }()
+      case 8: try { try decoder.decodeRepeatedDoubleField(value: &self.doubles) }()
+      case 9: try { try decoder.decodeRepeatedStringField(value: &self.strings) }()
+      case 10: try { try decoder.decodeRepeatedBytesField(value: &self.blobs) }()
+      case 11: try { try decoder.decodeRepeatedMessageField(value: &self.values) }()
+      case 12: try { try decoder.decodeRepeatedMessageField(value: &self.pathed) }()
+      case 13: try { try decoder.decodeRepeatedUInt32Field(value: &self.originBatches) }()
+      case 14: try { try decoder.decodeRepeatedStringField(value: &self.origins) }()
+      case 15: try { try decoder.decodeRepeatedUInt64Field(value: &self.writeIds) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.object != 0 {
+      try visitor.visitSingularUInt32Field(value: self.object, fieldNumber: 1)
+    }
+    if self.epoch != 0 {
+      try visitor.visitSingularUInt64Field(value: self.epoch, fieldNumber: 2)
+    }
+    if self.firstSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstSequence, fieldNumber: 3)
+    }
+    if self.batches != 0 {
+      try visitor.visitSingularUInt32Field(value: self.batches, fieldNumber: 4)
+    }
+    if !self.batchChanges.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.batchChanges, fieldNumber: 5)
+    }
+    if !self.cells.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.cells, fieldNumber: 6)
+    }
+    if !self.ints.isEmpty {
+      try visitor.visitPackedSInt64Field(value: self.ints, fieldNumber: 7)
+    }
+    if !self.doubles.isEmpty {
+      try visitor.visitPackedDoubleField(value: self.doubles, fieldNumber: 8)
+    }
+    if !self.strings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.strings, fieldNumber: 9)
+    }
+    if !self.blobs.isEmpty {
+      try visitor.visitRepeatedBytesField(value: self.blobs, fieldNumber: 10)
+    }
+    if !self.values.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.values, fieldNumber: 11)
+    }
+    if !self.pathed.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.pathed, fieldNumber: 12)
+    }
+    if !self.originBatches.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.originBatches, fieldNumber: 13)
+    }
+    if !self.origins.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.origins, fieldNumber: 14)
+    }
+    if !self.writeIds.isEmpty {
+      try visitor.visitPackedUInt64Field(value: self.writeIds, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Statebus_V1_UpdateRun, rhs: Statebus_V1_UpdateRun) -> Bool {
+    if lhs.object != rhs.object {return false}
+    if lhs.epoch != rhs.epoch {return false}
+    if lhs.firstSequence != rhs.firstSequence {return false}
+    if lhs.batches != rhs.batches {return false}
+    if lhs.batchChanges != rhs.batchChanges {return false}
+    if lhs.cells != rhs.cells {return false}
+    if lhs.ints != rhs.ints {return false}
+    if lhs.doubles != rhs.doubles {return false}
+    if lhs.strings != rhs.strings {return false}
+    if lhs.blobs != rhs.blobs {return false}
+    if lhs.values != rhs.values {return false}
+    if lhs.pathed != rhs.pathed {return false}
+    if lhs.originBatches != rhs.originBatches {return false}
+    if lhs.origins != rhs.origins {return false}
+    if lhs.writeIds != rhs.writeIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Statebus_V1_PathedChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".PathedChange"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}path\0\u{1}value\0\u{1}operation\0\u{1}position\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.path) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.operation) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.position) }()
       default: break
       }
     }
@@ -2663,26 +3231,26 @@ nonisolated extension Statebus_V1_Publication: SwiftProtobuf.Message, SwiftProto
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if self.protocolVersion != 0 {
-      try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 1)
+    if !self.path.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.path, fieldNumber: 1)
     }
-    if !self.updates.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.updates, fieldNumber: 10)
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.operation != .replace {
+      try visitor.visitSingularEnumField(value: self.operation, fieldNumber: 3)
     }
-    try { if let v = self._heartbeat {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
-    } }()
-    try { if let v = self._joinMarker {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
-    } }()
+    if self.position != 0 {
+      try visitor.visitSingularUInt32Field(value: self.position, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  package static func ==(lhs: Statebus_V1_Publication, rhs: Statebus_V1_Publication) -> Bool {
-    if lhs.protocolVersion != rhs.protocolVersion {return false}
-    if lhs.updates != rhs.updates {return false}
-    if lhs._heartbeat != rhs._heartbeat {return false}
-    if lhs._joinMarker != rhs._joinMarker {return false}
+  package static func ==(lhs: Statebus_V1_PathedChange, rhs: Statebus_V1_PathedChange) -> Bool {
+    if lhs.path != rhs.path {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.operation != rhs.operation {return false}
+    if lhs.position != rhs.position {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

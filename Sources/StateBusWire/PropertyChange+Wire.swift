@@ -1,4 +1,4 @@
-import StateBusWire
+
 
 extension PropertyChange {
     package init(wire: Statebus_V1_Change) {
@@ -25,7 +25,7 @@ extension PropertyChange {
 extension ElementOperation {
     /// An operation on the wire; an unknown one (a newer client's) reads as `replace`, which
     /// the host then refuses (the write has unknown fields) rather than guessing.
-    init(wire: Statebus_V1_ElementOperation) {
+    package init(wire: Statebus_V1_ElementOperation) {
         switch wire {
         case .insert: self = .insert
         case .remove: self = .remove
@@ -34,7 +34,7 @@ extension ElementOperation {
         }
     }
 
-    var wire: Statebus_V1_ElementOperation {
+    package var wire: Statebus_V1_ElementOperation {
         switch self {
         case .replace: .replace
         case .insert: .insert

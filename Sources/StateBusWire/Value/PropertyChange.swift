@@ -1,5 +1,3 @@
-import StateBusWire
-
 /// One change to a property: a new value for the whole property, or for one part of it; or,
 /// for a keyed collection, one element inserted, removed or moved.
 public struct PropertyChange: Sendable, Hashable, CustomStringConvertible {
@@ -39,12 +37,12 @@ public struct PropertyChange: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether the change replaces the property's whole value.
-    var replacesWholeValue: Bool { operation == .replace && path.components.isEmpty }
+    public var replacesWholeValue: Bool { operation == .replace && path.components.isEmpty }
 
     /// The property's value after this change.
     /// - Throws: ``ValuePathError`` when the path leads nowhere (such as an element another
     ///   writer removed) or the operation does not fit the value there.
-    func applied(to current: Value) throws(ValuePathError) -> Value {
+    public func applied(to current: Value) throws(ValuePathError) -> Value {
         try current.applying(operation, value, at: path, position: position)
     }
 

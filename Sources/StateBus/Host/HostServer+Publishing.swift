@@ -1,0 +1,256 @@
+import StateBusWire
+
+// The updates channel: applied batches go out in the forms views subscribed to (version 2's
+// packed runs on `u2/<object>`, version 1's batches on `u/<object>`), after the answers to the
+// writes that made them; heartbeats; and the subscriptions the socket admits.
+
+extension HostServer {
+    /// Answers the writes handled since the last call and publishes every queued batch that
+    /// needs no commit; holds the rest for the group commit (``CommitPipeline``), and answers
+    /// and publishes the groups whose transaction has finished.
+    ///
+    /// A write's answer goes before its batch: the writer's confirmation then takes one hop,
+    /// the time of a DEALER↔ROUTER round trip, while the batch follows at once to every view
+    /// (the writer keeps its write pending until it has applied the batch's sequence).
+    ///
+    /// Publication follows the commit: a view never hears a persisted value in an update
+    /// before the host's file holds it, so a view that restarts with the host sees nothing go
+    /// backwards. The cost is one fsync of latency on an update that touches a persisted
+    /// property; other objects' updates are not held up by it.
+    func publishPending() {
+        let replies = turnReplies
+        turnReplies.removeAll()
+        var releases = [commitPipeline.take(replies: replies)]
+        releases += commitPipeline.advance()
+        if let persistence { counters.persistenceCommits.store(persistence.writer.commitCount, ordering: .relaxed) }
+        var compensated = false
+        for release in releases {
+            answer(release.replies, failure: release.failure)
+            publish(release.batches, undurable: release.undurableBatches)
+            for (waiter, durable) in release.waiters {
+                guard let failure = release.failure, durable else {
+                    waiter(nil)
+                    continue
+                }
+                waiter(
+                    StateBusError(
+                        .persistenceFailed,
+                        "the host could not make the change durable, so its persisted properties were set back to their stored values: \(failure)"))
+            }
+            if release.failure != nil { compensated = true }
+        }
+        // A failed commit queued compensating batches: they restore what the file holds, so
+        // they go out at once.
+        if compensated { publishPending() }
+    }
+
+    /// Publishes batches in sequence order, each object's consecutive batches together.
+    private func publish(_ pending: [AppliedBatch], undurable: Set<CommitPipeline.BatchKey>) {
+        var start = 0
+        while start < pending.count {
+            let object = pending[start].objectIndex
+            var end = start + 1
+            while end < pending.count, pending[end].objectIndex == object { end += 1 }
+            let batches = pending[start..<end]
+            if publishesVersion2[object] { publishRuns(batches, object: object, undurable: undurable) }
+            if publishesVersion1[object] { publishBatches(batches, undurable: undurable) }
+            publishedSequences[object] = batches.last!.sequence
+            counters.publishedUpdates.add(batches.count, ordering: .relaxed)
+            start = end
+        }
+    }
+
+    /// Whether a batch's write failed its commit: it is published (its compensation follows)
+    /// but not as accepted, so it travels without its origin and its view hears
+    /// `persistenceFailed` instead of taking it for the echo of its write.
+    private func isUndurable(_ batch: AppliedBatch, _ undurable: Set<CommitPipeline.BatchKey>) -> Bool {
+        !undurable.isEmpty && undurable.contains(CommitPipeline.BatchKey(object: batch.object, sequence: batch.sequence))
+    }
+
+    /// Version 2: runs of at most ``HostLimits/maxPublicationBytes`` (a single larger batch
+    /// travels alone), each one message.
+    private func publishRuns(_ batches: ArraySlice<AppliedBatch>, object: Int, undurable: Set<CommitPipeline.BatchKey>) {
+        let limit = configuration.limits.maxPublicationBytes
+        let topic = publicationTopics[object].runs
+        runEncoder.start(object: object, epoch: state.epoch, firstSequence: batches.first!.sequence)
+        for batch in batches {
+            if runEncoder.batches > 0, runEncoder.encodedSize + batch.runSizeBound > limit {
+                publish(runEncoder.publication(), topic: topic)
+                runEncoder.start(object: object, epoch: state.epoch, firstSequence: batch.sequence)
+            }
+            let fromView = batch.origin != nil && !isUndurable(batch, undurable)
+            runEncoder.beginBatch(origin: fromView ? batch.origin : nil, writeID: batch.writeID)
+            for change in batch.changes {
+                if change.change.replacesWholeValue {
+                    runEncoder.append(property: change.property, value: change.newValue)
+                } else {
+                    runEncoder.append(change.published)
+                }
+            }
+        }
+        publish(runEncoder.publication(), topic: topic)
+    }
+
+    /// Version 1: several batches per publication (at most 512, and at most
+    /// ``HostLimits/maxPublicationBytes`` but for a single larger batch).
+    private func publishBatches(_ batches: ArraySlice<AppliedBatch>, undurable: Set<CommitPipeline.BatchKey>) {
+        let first = batches.first!
+        guard let definition = definitions[first.object] else { return }
+        let topic = publicationTopics[first.objectIndex].batches
+        var start = batches.startIndex
+        while start < batches.endIndex {
+            var end = start + 1
+            // Split by bytes too (HostLimits.maxPublicationBytes): the subscriber queue's
+            // bound in bytes assumes no publication is larger, except a single large batch.
+            var bytes = batches[start].encodedSizeBound
+            while end < batches.endIndex, end - start < 512 {
+                bytes += batches[end].encodedSizeBound
+                guard bytes <= configuration.limits.maxPublicationBytes else { break }
+                end += 1
+            }
+            var publication = Statebus_V1_Publication()
+            publication.protocolVersion = StateBusProtocol.version1
+            publication.updates = batches[start..<end].map { batch in
+                var wire = batch.wire(epoch: state.epoch, definition: definition)
+                if isUndurable(batch, undurable) {
+                    wire.origin = ""
+                    wire.writeID = 0
+                }
+                return wire
+            }
+            start = end
+            publish(publication, topic: topic)
+        }
+    }
+
+    /// Sends write answers: accepted, or, for those that touched persisted properties when
+    /// their commit failed, `persistenceFailed`. A copy gets its first copy's answer as it
+    /// stands now.
+    private func answer(_ replies: [PendingReply], failure: PersistenceError?) {
+        for pending in replies {
+            var writeReply = pending.reply
+            if pending.isCopy {
+                writeReply = ledger.answer(view: pending.view, writeID: pending.writeID)?.reply ?? writeReply
+            } else if let failure, pending.durable {
+                writeReply.accepted = false
+                writeReply.sequence = 0
+                writeReply.rejection =
+                    StateBusError(
+                        .persistenceFailed,
+                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)"
+                    ).wire
+                counters.writesAccepted.subtract(1, ordering: .relaxed)
+                counters.writesRejected.add(1, ordering: .relaxed)
+                if !pending.view.isEmpty { ledger.update(view: pending.view, writeID: pending.writeID, reply: writeReply) }
+            }
+            send(writeReply, to: pending.requester)
+        }
+    }
+
+    private func publish(_ publication: Statebus_V1_Publication, topic: [UInt8]) {
+        do {
+            publish(try publication.serializedBytes(), topic: topic)
+        } catch {
+            counters.droppedMessages.add(1, ordering: .relaxed)
+        }
+    }
+
+    /// Sends one publication (topic frame, then the message).
+    private func publish(_ bytes: [UInt8], topic: [UInt8]) {
+        if counters.publicationsToDrop.load(ordering: .relaxed) > 0 {
+            counters.publicationsToDrop.subtract(1, ordering: .relaxed)
+            return  // fault injection: lost on the wire
+        }
+        do {
+            if try updates.send(multipart: [topic, bytes], wait: false) {
+                counters.publications.add(1, ordering: .relaxed)
+                counters.publicationBytes.add(topic.count + bytes.count, ordering: .relaxed)
+            } else {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+            }
+        } catch {
+            counters.droppedMessages.add(1, ordering: .relaxed)
+        }
+    }
+
+    // MARK: Subscriptions and heartbeats
+
+    func subscriptionsReadable() {
+        for _ in 0..<256 {
+            guard let message = try? updates.tryReceive() else { return }
+            // Manual mode: each admission applies to the connection the message came from,
+            // so it happens before the next receive.
+            switch subscriptionGate.decide(message.bytes) {
+            case .admit(let topic, let served):
+                try? updates.subscribe(topic)
+                if case .updates(let object, let version) = served {
+                    if version == StateBusProtocol.version1 { publishesVersion1[object] = true } else { publishesVersion2[object] = true }
+                }
+            case .join(let topic, let viewID):
+                // The marker tells the view its subscriptions are live (they were sent
+                // before this one, on the same connection); the join topic is dropped at
+                // once, so a peer cannot accumulate them.
+                try? updates.subscribe(topic)
+                var marker = Statebus_V1_JoinMarker()
+                marker.viewID = viewID
+                marker.epoch = state.epoch
+                var publication = Statebus_V1_Publication()
+                publication.protocolVersion = StateBusProtocol.version1
+                publication.joinMarker = marker
+                publish(publication, topic: topic)
+                try? updates.unsubscribe(topic)
+            case .unsubscribe(let topic):
+                try? updates.unsubscribe(topic)
+            case .refuse(let reason):
+                if counters.refusedSubscriptions.add(1, ordering: .relaxed).oldValue % 10_000 == 0 {
+                    logger.warning(
+                        "refused a subscription on the updates socket: \(reason) (refused so far: \(counters.refusedSubscriptions.load(ordering: .relaxed)); see HostStatistics.refusedSubscriptions)"
+                    )
+                }
+            case .ignore:
+                break
+            }
+        }
+    }
+
+    func heartbeat() {
+        counters.connectedViews.record(clients.connectedCount())
+        counters.clientBacklogBytes.record(clients.totalBacklogBytes)
+        // Publish anything queued first, so a heartbeat never announces a sequence whose
+        // batch has not gone out yet.
+        publishPending()
+        // Sent every interval, busy or not: a view hears only its own object's updates and
+        // the heartbeat, so updates of other objects (or join markers) must not stand in for
+        // it (they did: a flood of joins, or one busy object, made idle views go stale). The
+        // same message serves both versions.
+        var heartbeat = Statebus_V1_Heartbeat()
+        heartbeat.epoch = state.epoch
+        // The sequences published, not the stores' own: the host's code may apply a batch
+        // on another thread between the publish above and this line, and a heartbeat naming
+        // a sequence not yet published sends every view into a resync.
+        heartbeat.sequences = state.names.enumerated().map { index, name in
+            var sequence = Statebus_V1_ObjectSequence()
+            sequence.object = name
+            sequence.sequence = publishedSequences[index]
+            return sequence
+        }
+        var publication = Statebus_V1_Publication()
+        publication.protocolVersion = StateBusProtocol.version1
+        publication.heartbeat = heartbeat
+        publish(publication, topic: Topic.heartbeat)
+    }
+}
+
+extension AppliedBatch {
+    /// An upper bound of the batch's size in a version-2 run, for splitting runs by bytes
+    /// without encoding twice.
+    var runSizeBound: Int {
+        changes.reduce(16 + (origin?.utf8.count ?? 0)) { total, item in
+            guard item.change.replacesWholeValue else {
+                let value = item.part ?? item.change.value
+                return total + 32 + item.change.path.components.count * 16 + value.encodedSizeBound
+            }
+            return total + 8 + item.size
+        }
+    }
+}

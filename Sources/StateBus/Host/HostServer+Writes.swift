@@ -1,0 +1,92 @@
+import StateBusWire
+
+// A view's write: identity, copies (the ledger), validation and application; the answer goes
+// out with the batch's publication (``publishPending()``), or after its group commit.
+
+extension HostServer {
+    /// Checks, applies and answers a view's write (already decoded, with no unknown fields).
+    func handleWrite(_ write: WireWrite, from requester: Requester) {
+        var writeReply = Statebus_V1_WriteReply()
+        writeReply.writeID = write.writeID
+        if case let admission = clients.admitsWrite(viewID: write.viewID, from: requester.identity), admission != .admitted {
+            counters.writesRejected.add(1, ordering: .relaxed)
+            writeReply.rejection =
+                admission == .notJoined
+                ? StateBusError(
+                    .notJoined,
+                    "view id '\(write.viewID)' has not said hello on this connection to this host (it restarted, or the connection is new); "
+                        + "send a hello first, then the write again",
+                    object: write.object
+                ).wire
+                : StateBusError(
+                    .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it",
+                    object: write.object
+                ).wire
+            send(writeReply, to: requester)
+            return
+        }
+        let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
+        // Computed once: it finds a copy, and it is recorded (and stored, when durable).
+        let digest = WriteDigest.of(object: write.object, changes: write.changes)
+        if !write.viewID.isEmpty, let earlier = ledger.answer(view: write.viewID, writeID: write.writeID), earlier.digest == digest {
+            // A copy of a write already handled (sent again after a reconnect, or to the
+            // next host after a crash): answered as the first time, nothing changed.
+            counters.duplicateWrites.add(1, ordering: .relaxed)
+            turnReplies.append(
+                PendingReply(
+                    requester: requester, reply: earlier.reply, object: write.object, sequence: 0, durable: earlier.durable, view: write.viewID,
+                    writeID: write.writeID, digest: earlier.digest, isCopy: true))
+            return
+        }
+        var durable = false
+        defer {
+            if !write.viewID.isEmpty {
+                ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, digest: digest))
+            }
+        }
+        do {
+            let result = try state.apply(write.changes, to: write.object, fromView: origin, writeID: write.writeID)
+            counters.writesAccepted.add(1, ordering: .relaxed)
+            writeReply.accepted = true
+            writeReply.sequence = result.sequence
+            durable = persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false
+            // Answered with its batch's publication: at the end of this loop turn, or, when it
+            // waits for durability, once its group commit is done.
+            turnReplies.append(
+                PendingReply(
+                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable, view: write.viewID,
+                    writeID: write.writeID, digest: digest, isCopy: false))
+        } catch {
+            counters.writesRejected.add(1, ordering: .relaxed)
+            writeReply.rejection = error.wire
+            send(writeReply, to: requester)
+        }
+    }
+
+    /// Answers a write now (a refusal, or a verdict the caller built).
+    func answer(write writeID: UInt64, with result: Result<UInt64, StateBusError>, to requester: Requester) {
+        var writeReply = Statebus_V1_WriteReply()
+        writeReply.writeID = writeID
+        switch result {
+        case .success(let sequence):
+            writeReply.accepted = true
+            writeReply.sequence = sequence
+        case .failure(let error):
+            writeReply.rejection = error.wire
+        }
+        send(writeReply, to: requester)
+    }
+
+    /// Sends a write's answer, written by the write path's own encoder.
+    func send(_ writeReply: Statebus_V1_WriteReply, to requester: Requester) {
+        let outcome: WriteCodec.Outcome =
+            writeReply.accepted
+            ? .accepted(sequence: writeReply.sequence)
+            : .rejected(
+                code: writeReply.rejection.code.rawValue, message: writeReply.rejection.message, object: writeReply.rejection.object,
+                property: writeReply.rejection.property)
+        send(
+            WriteCodec.reply(protocolVersion: requester.version, requestID: requester.requestID, writeID: writeReply.writeID, outcome: outcome),
+            to: requester.identity)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import StateBusWire
+
+/// The host's welcomes, encoded once when it starts: the welcome is the same for every
+/// hello but for the session token, and with many properties its schema is most of it.
+///
+/// Version 1 lists each property as a `PropertySchema`; version 2 lists them column by column
+/// (``PropertyTable``) with a ``schemaHash``, and leaves the schema out for a view whose
+/// hello shows it already holds it.
+struct HostWelcome: Sendable {
+    /// The hash of the version-2 schema: FNV-1a (64-bit) over the objects' encoded schemas,
+    /// the same for the same schema whatever the host's run.
+    let schemaHash: UInt64
+    /// The welcome's body (without session token) in each form.
+    private let version1: [UInt8]
+    private let version2: [UInt8]
+    private let version2WithoutSchema: [UInt8]
+
+    init(base: Statebus_V1_Welcome, objects: [ObjectDefinition]) throws {
+        var first = base
+        first.objects = objects.map(\.schema)
+        version1 = try first.serializedBytes()
+        let schemas = objects.map(\.packedSchema)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for schema in schemas {
+            for byte in try schema.serializedBytes() as [UInt8] {
+                hash ^= UInt64(byte)
+                hash &*= 0x0000_0100_0000_01b3
+            }
+        }
+        // Never 0, which a hello uses for "no schema".
+        schemaHash = hash == 0 ? 1 : hash
+        var second = base
+        second.schemaHash = schemaHash
+        version2WithoutSchema = try second.serializedBytes()
+        second.objects = schemas
+        version2 = try second.serializedBytes()
+    }
+
+    /// The whole `Reply` carrying the welcome, for a hello of `version` that holds the schema
+    /// with hash `known` (0: none).
+    func reply(to requester: Requester, knownSchema known: UInt64, sessionToken: [UInt8]) -> [UInt8] {
+        let body: [UInt8]
+        if requester.version == StateBusProtocol.version1 {
+            body = version1
+        } else {
+            body = known == schemaHash ? version2WithoutSchema : version2
+        }
+        var token = WireWriter(capacity: sessionToken.count + 4)
+        token.field(7, bytes: sessionToken)
+        var out = WireWriter(capacity: body.count + token.count + 24)
+        out.field(1, varint: UInt64(requester.version))
+        out.field(2, varint: requester.requestID)
+        out.tag(10, .lengthDelimited)
+        out.varint(UInt64(body.count + token.count))
+        out.append(contentsOf: body)
+        out.append(token)
+        return out.bytes
+    }
+}

@@ -1,0 +1,75 @@
+import StateBusWire
+
+// The write path on the replica's loop: writes go out in order within the window of writes
+// in flight, written by the write path's own encoder; answers resolve their receipts.
+
+extension ReplicaClient {
+    /// Sends writes made since the last call, in order, as long as fewer than
+    /// ``ReplicaConfiguration/maxWritesInFlight`` are unanswered (only when live: before
+    /// that, they wait). A write the socket will not take now stays queued and goes on the
+    /// next call: after an answer, an expiry or a liveness tick.
+    func flushWrites() {
+        sendWrites()
+        flushCalls()
+    }
+
+    private func sendWrites() {
+        guard phase == .live else { return }
+        let window = configuration.maxWritesInFlight
+        let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }
+        for (index, write) in unsent.enumerated() {
+            let id = takeRequestID()
+            let bytes = WriteCodec.request(
+                WireWrite(
+                    protocolVersion: StateBusProtocol.version2, requestID: id, object: object, writeID: write.id, viewID: viewID,
+                    changes: write.changes))
+            guard send(bytes, id: id) != nil else {
+                // Not queued: it and every later one stay unsent, so order is kept.
+                shared.inner.withLock { inner in
+                    for later in unsent[index...] { inner.state.markUnsent(later.id) }
+                }
+                return
+            }
+        }
+    }
+
+    /// Takes the host's answer to a write.
+    func handleWriteReply(_ reply: WriteCodec.DecodedReply) {
+        switch reply.outcome {
+        case .rejected(let code, _, _, _) where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue:
+            // The host does not hold this connection as ours: ZeroMQ reconnected the socket
+            // underneath us (the host restarted, or the connection dropped) and sent what was
+            // queued on it. Nothing was applied. A new connection and hello, and every
+            // unanswered write goes again there, in order; the receipt stays open.
+            logger.info("the host at \(controlEndpoint) does not know this connection; saying hello again")
+            resendCallsOnReconnect = true
+            connect()
+            return
+        case .accepted(let sequence):
+            shared.complete(writeID: reply.writeID, with: .success(sequence))
+        case .rejected(let code, let message, let object, let property):
+            var wire = Statebus_V1_Error()
+            wire.code = Statebus_V1_ErrorCode(rawValue: code) ?? .unspecified
+            wire.message = message
+            wire.object = object
+            wire.property = property
+            let error = StateBusError(wire: wire)
+            shared.complete(writeID: reply.writeID, with: .failure(error))
+            shared.rejections.notify([error.description])
+        }
+        // An answer frees a place in the window of writes in flight.
+        flushWrites()
+    }
+
+    /// Fails the writes whose deadline passed without an answer, with `timeout`.
+    func expireWrites() {
+        let error = StateBusError(
+            .timeout,
+            "the host did not answer the write within \(configuration.writeTimeout) (ReplicaConfiguration.writeTimeout); "
+                + "it may or may not have been applied: the view shows the host's value", object: object)
+        let expired = shared.expireWrites(at: .now, with: error)
+        if expired > 0 {
+            logger.warning("\(expired) writes to \(object) timed out after \(configuration.writeTimeout) without an answer from \(controlEndpoint)")
+        }
+    }
+}
