@@ -83,8 +83,8 @@ final class HostTarget {
         }
         for (index, dealer) in dealers.enumerated() {
             while let message = try dealer.tryReceive() {
-                guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes), reply.protocolVersion == StateBusProtocol.version else {
-                    throw Finding("the host sent a reply that is not a version-1 Reply: \(message.bytes.prefix(64))")
+                guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes), StateBusProtocol.versions.contains(reply.protocolVersion) else {
+                    throw Finding("the host sent a reply that is not a version-1 or version-2 Reply: \(message.bytes.prefix(64))")
                 }
                 if reply.requestID == marker, reply.pong.epoch == host.epoch { pongs.insert(index) }
                 replies[Self.kind(of: reply), default: 0] += 1
@@ -96,7 +96,7 @@ final class HostTarget {
     private static func kind(of reply: Statebus_V1_Reply) -> String {
         switch reply.body {
         case .welcome: "welcome"
-        case .snapshotChunk: "snapshot"
+        case .snapshotChunk, .snapshotPart: "snapshot"
         case .writeReply(let write): write.accepted ? "accepted" : "rejected"
         case .error(let error): "error.\(error.code)"
         case .pong: "pong"

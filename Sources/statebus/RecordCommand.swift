@@ -91,7 +91,9 @@ final class RecordingSession {
 
     private func send(_ body: Statebus_V1_Request.OneOf_Body) throws -> UInt64 {
         var request = Statebus_V1_Request()
-        request.protocolVersion = StateBusProtocol.version
+        // Version 1: its messages name every object and property, so a recording reads on
+        // its own, without the welcome's indexes (PROTOCOL.md, "Recordings").
+        request.protocolVersion = StateBusProtocol.version1
         request.requestID = nextRequestID
         nextRequestID += 1
         request.body = body

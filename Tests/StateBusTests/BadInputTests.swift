@@ -94,7 +94,7 @@ struct BadInputTests {
         let versionReply = try #require(try client.reply())
         #expect(versionReply.error.code == .unsupportedVersion)
         #expect(versionReply.requestID == 7)
-        #expect(versionReply.error.message.contains("version 1"))
+        #expect(versionReply.error.message.contains("versions 1 and 2"))
 
         // Unknown object, wrong type.
         try client.send(RawClient.request(RawClient.write(object: "Nope", property: "sharedText", value: "x")))

@@ -32,6 +32,10 @@ struct ReplicaStatePropertyTests {
         await propertyCheck(count: 300, input: Self.steps) { steps in
             var real = ReplicaState()
             var model = ReplicaModel()
+            // Joined before anything else happens: a view applies updates only once live.
+            let start = Dictionary(uniqueKeysWithValues: ReplicaModel.properties.map { ($0, Value.int(0)) })
+            _ = real.applySnapshot(epoch: 0, sequence: 0, values: start, versions: start.mapValues { _ in 0 })
+            model.applySnapshot(epoch: 0, sequence: 0, values: start)
             var nextWriteID: UInt64 = 1
             for (index, step) in steps.enumerated() {
                 let shownBefore = model.visible
@@ -78,9 +82,10 @@ struct ReplicaStatePropertyTests {
                     let newEpoch = step.c == 0
                     let epoch = newEpoch ? model.epoch + 1 : model.epoch
                     let sequence = newEpoch ? UInt64(step.b) : model.sequence + UInt64(step.b)
+                    // Every property (a host's snapshot holds them all), some of them new.
                     var values: [String: Value] = [:]
-                    for (offset, property) in ReplicaModel.properties.enumerated() where (step.a >> offset) & 1 == 0 {
-                        values[property] = Self.value(step.b + offset, shape: step.c + offset)
+                    for (offset, property) in ReplicaModel.properties.enumerated() {
+                        values[property] = (step.a >> offset) & 1 == 0 ? Self.value(step.b + offset, shape: step.c + offset) : .null
                     }
                     let versions = values.mapValues { _ in sequence }
                     reported = real.applySnapshot(epoch: epoch, sequence: sequence, values: values, versions: versions)

@@ -1,12 +1,12 @@
 import Foundation
 import StateBusWire
 
-/// The host's welcomes, encoded once when it starts: the welcome is the same for every
-/// hello but for the session token, and with many properties its schema is most of it.
+/// A host's (or a relay's) welcomes, encoded once: the welcome is the same for every hello
+/// but for the session token, and with many properties its schema is most of it.
 ///
 /// Version 1 lists each property as a `PropertySchema`; version 2 lists them column by column
-/// (``PropertyTable``) with a ``schemaHash``, and leaves the schema out for a view whose
-/// hello shows it already holds it.
+/// (`PropertyTable`) with a ``schemaHash``, and leaves the schema out for a view whose hello
+/// shows it already holds it.
 struct HostWelcome: Sendable {
     /// The hash of the version-2 schema: FNV-1a (64-bit) over the objects' encoded schemas,
     /// the same for the same schema whatever the host's run.
@@ -16,11 +16,29 @@ struct HostWelcome: Sendable {
     private let version2: [UInt8]
     private let version2WithoutSchema: [UInt8]
 
+    /// The welcomes of a host serving `objects`.
     init(base: Statebus_V1_Welcome, objects: [ObjectDefinition]) throws {
+        let packed = objects.map(\.packedSchema)
+        try self.init(base: base, version1Objects: objects.map(\.schema), version2Objects: packed, schemaHash: try Self.hash(of: packed))
+    }
+
+    /// Welcomes whose schemas are given in both forms (a relay's, from its upstream's).
+    init(base: Statebus_V1_Welcome, version1Objects: [Statebus_V1_ObjectSchema], version2Objects: [Statebus_V1_ObjectSchema], schemaHash: UInt64) throws {
         var first = base
-        first.objects = objects.map(\.schema)
+        first.objects = version1Objects
+        first.schemaHash = 0
         version1 = try first.serializedBytes()
-        let schemas = objects.map(\.packedSchema)
+        self.schemaHash = schemaHash
+        var second = base
+        second.objects = []
+        second.schemaHash = schemaHash
+        version2WithoutSchema = try second.serializedBytes()
+        second.objects = version2Objects
+        version2 = try second.serializedBytes()
+    }
+
+    /// The hash of version-2 object schemas (never 0, which a hello uses for "none").
+    static func hash(of schemas: [Statebus_V1_ObjectSchema]) throws -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for schema in schemas {
             for byte in try schema.serializedBytes() as [UInt8] {
@@ -28,17 +46,11 @@ struct HostWelcome: Sendable {
                 hash &*= 0x0000_0100_0000_01b3
             }
         }
-        // Never 0, which a hello uses for "no schema".
-        schemaHash = hash == 0 ? 1 : hash
-        var second = base
-        second.schemaHash = schemaHash
-        version2WithoutSchema = try second.serializedBytes()
-        second.objects = schemas
-        version2 = try second.serializedBytes()
+        return hash == 0 ? 1 : hash
     }
 
-    /// The whole `Reply` carrying the welcome, for a hello of `version` that holds the schema
-    /// with hash `known` (0: none).
+    /// The whole `Reply` carrying the welcome, for a hello of the requester's version that
+    /// holds the schema with hash `known` (0: none).
     func reply(to requester: Requester, knownSchema known: UInt64, sessionToken: [UInt8]) -> [UInt8] {
         let body: [UInt8]
         if requester.version == StateBusProtocol.version1 {

@@ -7,8 +7,8 @@ import StateBusWire
 
 extension RelayServer {
     /// Forwards a view's call upstream, or answers at once with why it cannot go.
-    func forward(_ call: Statebus_V1_CallRequest, from identity: [UInt8], requestID: UInt64) {
-        var refusal = admission(of: call.viewID, to: call.object, from: identity, for: "call")
+    func forward(_ call: Statebus_V1_CallRequest, from requester: Requester) {
+        var refusal = admission(of: call.viewID, to: call.object, from: requester.identity, for: "call")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
                 .overloaded,
@@ -20,7 +20,7 @@ extension RelayServer {
             request.call = call
             if phase != .hello, let upstreamRequestID = sendUpstream(request) {
                 forwarded[upstreamRequestID] = ForwardedWrite(
-                    identity: identity, requestID: requestID, viewID: call.viewID, writeID: 0,
+                    requester: requester, viewID: call.viewID, writeID: 0,
                     deadline: .now + configuration.forwardedWriteTimeout, callID: call.callID)
                 counters.forwardedCalls.add(1, ordering: .relaxed)
                 return
@@ -31,15 +31,15 @@ extension RelayServer {
         }
         guard let refusal else { return }
         counters.badMessages.add(1, ordering: .relaxed)
-        answerCall(call.callID, error: refusal, to: identity, requestID: requestID)
+        answerCall(call.callID, error: refusal, to: requester)
     }
 
     /// Answers a view's call with an error.
-    func answerCall(_ callID: UInt64, error: StateBusError, to identity: [UInt8], requestID: UInt64) {
+    func answerCall(_ callID: UInt64, error: StateBusError, to requester: Requester) {
         var reply = Statebus_V1_Reply()
         reply.callReply.callID = callID
         reply.callReply.error = error.wire
-        send(reply, to: identity, requestID: requestID)
+        send(reply, to: requester)
     }
 
     /// Passes an upstream call answer to the view that called.
@@ -47,7 +47,7 @@ extension RelayServer {
         guard let call = forwarded.removeValue(forKey: requestID) else { return }
         var reply = Statebus_V1_Reply()
         reply.callReply = answer
-        send(reply, to: call.identity, requestID: call.requestID)
+        send(reply, to: call.requester)
         if !answer.ok, answer.error.code == .notJoined || answer.error.code == .viewIDInUse {
             // As for a write: the upstream does not hold the relay's connection; nothing ran.
             rejoinUpstream(because: "the upstream answered a call with \(answer.error.code)")

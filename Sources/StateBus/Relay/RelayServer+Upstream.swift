@@ -50,6 +50,7 @@ extension RelayServer {
         hello.objects = configuration.objects
         hello.sessionToken = sessionToken
         hello.relay = true
+        hello.schemaHash = upstreamWelcome?.schemaHash ?? 0
         var request = Statebus_V1_Request()
         request.hello = hello
         helloRequestID = sendUpstream(request) ?? 0
@@ -85,21 +86,19 @@ extension RelayServer {
                     error: StateBusError(
                         .interrupted,
                         "the relay joined its upstream again (\(reason)) before the call was answered: the action may or may not have run; read the state before calling again"
-                    ), to: write.identity, requestID: write.requestID)
+                    ), to: write.requester)
                 continue
             }
-            var reply = Statebus_V1_Reply()
-            reply.writeReply.writeID = write.writeID
-            reply.writeReply.rejection =
-                StateBusError(
+            answerWrite(
+                write.writeID,
+                refusal: StateBusError(
                     .notJoined,
                     "the relay joined its upstream again (\(reason)) before the write was answered; say hello again and send it again (a copy already applied is answered, not applied twice)"
-                ).wire
-            send(reply, to: write.identity, requestID: write.requestID)
+                ), to: write.requester)
         }
         forwarded = [:]
         clients.unbindAll()
-        upstreamWelcome = nil
+        welcomes = nil
         for name in copies.keys { copies[name]?.invalidate() }
         snapshotAskedAt = [:]
         counters.synced.store(false, ordering: .relaxed)
@@ -112,7 +111,7 @@ extension RelayServer {
     func sendUpstream(_ request: Statebus_V1_Request) -> UInt64? {
         guard let dealer else { return nil }
         var request = request
-        request.protocolVersion = StateBusProtocol.version1
+        request.protocolVersion = StateBusProtocol.version2
         let id = nextRequestID
         nextRequestID += 1
         request.requestID = id
@@ -136,7 +135,14 @@ extension RelayServer {
         for _ in 0..<256 {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             lastHeard = .now
-            guard !message.hasMore, let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes, options: HostServer.decodingOptions) else {
+            guard !message.hasMore else { continue }
+            let handled = message.withUnsafeBytes { buffer -> Bool in
+                guard let envelope = ReplyEnvelope(buffer), envelope.body == ReplyEnvelope.snapshotPart else { return false }
+                handlePart(buffer, range: envelope.bodyRange, requestID: envelope.requestID)
+                return true
+            }
+            if handled { continue }
+            guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes, options: HostServer.decodingOptions) else {
                 logger.warning("dropped a reply from upstream that is not a StateBus message")
                 continue
             }
@@ -144,8 +150,12 @@ extension RelayServer {
             case .welcome(let welcome):
                 guard phase == .hello, reply.requestID == helloRequestID else { continue }
                 handleWelcome(welcome)
-            case .snapshotChunk(let chunk):
-                handleChunk(chunk, requestID: reply.requestID)
+            case .snapshotPart(let part):
+                // A form other than a host's: written again canonically, then read.
+                guard let bytes = try? SnapshotPartReader.canonicalReply(part, requestID: reply.requestID) else { continue }
+                bytes.withUnsafeBytes { buffer in
+                    if let envelope = ReplyEnvelope(buffer) { handlePart(buffer, range: envelope.bodyRange, requestID: envelope.requestID) }
+                }
             case .writeReply(let answer):
                 passBack(answer, requestID: reply.requestID)
             case .callReply(let answer):
@@ -157,13 +167,22 @@ extension RelayServer {
                 } else {
                     logger.warning("upstream error: \(error)")
                 }
-            case .pong, .viewList, .snapshotPart, .none:
+            case .pong, .viewList, .snapshotChunk, .none:
                 break
             }
         }
     }
 
-    private func handleWelcome(_ welcome: Statebus_V1_Welcome) {
+    private func handleWelcome(_ answer: Statebus_V1_Welcome) {
+        var welcome = answer
+        if welcome.objects.isEmpty, let known = upstreamWelcome, known.schemaHash == welcome.schemaHash {
+            welcome.objects = known.objects  // the schema the relay holds is current
+        } else if welcome.objects.isEmpty, !upstreamWelcomeObjectsCleared(welcome) {
+            // A schema hash the relay does not hold: ask with none.
+            upstreamWelcome = nil
+            sayHello()
+            return
+        }
         let served = configuration.objects.isEmpty ? welcome.objects.map(\.name) : configuration.objects
         let offered = Set(welcome.objects.map(\.name))
         let missing = served.filter { !offered.contains($0) }
@@ -173,13 +192,17 @@ extension RelayServer {
             )
         }
         let relayed = served.filter { offered.contains($0) }
-        var limited = welcome
-        limited.objects = welcome.objects.filter { relayed.contains($0.name) }
         epoch = welcome.epoch
         sessionToken = welcome.sessionToken
         gate = SubscriptionGate(objects: relayed, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
+        gateObjects = relayed
+        publishesVersion1 = []
         var fresh: [String: ObjectCopy] = [:]
-        for name in relayed { fresh[name] = ObjectCopy(name: name) }
+        relayedIndexes = [:]
+        for (index, schema) in welcome.objects.enumerated() where relayed.contains(schema.name) {
+            fresh[schema.name] = ObjectCopy(name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable))
+            relayedIndexes[index] = schema.name
+        }
         copies = fresh
         let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: configuration.upstreamControlEndpoint)
         do {
@@ -187,7 +210,7 @@ extension RelayServer {
             try secureUpstream(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.set(.maxMessageSize, Int64(ReplicaLimits().maxIncomingMessageBytes))
-            for name in relayed { try subscriber.subscribe(Topic.updates(name)) }
+            for name in relayed { try subscriber.subscribe(Topic.runs(name)) }
             try subscriber.subscribe(Topic.heartbeat)
             try subscriber.subscribe(Topic.join(configuration.relayID))
             try subscriber.connect(endpoint)
@@ -197,9 +220,16 @@ extension RelayServer {
             logger.error("cannot subscribe to \(endpoint): \(error)")
             return
         }
-        upstreamWelcome = limited
+        upstreamWelcome = welcome
+        welcomes = makeWelcomes(from: welcome, relayed: relayed)
         phase = .joining
         phaseStarted = .now
+    }
+
+    /// Whether a welcome without objects is an upstream that serves none (rather than one
+    /// that left out a schema the relay holds).
+    private func upstreamWelcomeObjectsCleared(_ welcome: Statebus_V1_Welcome) -> Bool {
+        welcome.schemaHash == 0 || welcome.schemaHash == (try? HostWelcome.hash(of: []))
     }
 
     func requestSnapshot(of object: String) {
@@ -217,15 +247,17 @@ extension RelayServer {
         counters.synced.store(false, ordering: .relaxed)
     }
 
-    private func handleChunk(_ chunk: Statebus_V1_SnapshotChunk, requestID: UInt64) {
-        guard phase == .live, var copy = copies[chunk.object], copy.snapshotRequestID == requestID, requestID != 0 else { return }
-        let outcome = copy.receive(chunk)
-        copies[chunk.object] = copy
+    private func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
+        guard phase == .live, requestID != 0, var part = try? SnapshotPartReader(buffer, range: range),
+            let name = relayedIndexes[part.object], var copy = copies[name], copy.snapshotRequestID == requestID
+        else { return }
+        let outcome = copy.receive(&part)
+        copies[name] = copy
         switch outcome {
-        case nil: requestSnapshot(of: chunk.object)
+        case nil: requestSnapshot(of: name)
         case false?: break
         case true?:
-            snapshotAskedAt[chunk.object] = nil
+            snapshotAskedAt[name] = nil
             noteSynced()
         }
     }
@@ -247,7 +279,7 @@ extension RelayServer {
         counters.answeredWrites.add(1, ordering: .relaxed)
         var reply = Statebus_V1_Reply()
         reply.writeReply = answer
-        send(reply, to: write.identity, requestID: write.requestID)
+        send(reply, to: write.requester)
         if !answer.accepted, answer.rejection.code == .notJoined || answer.rejection.code == .viewIDInUse {
             // The upstream does not hold the relay's connection (it restarted, or ZeroMQ
             // reconnected the socket underneath): nothing was applied.
@@ -265,28 +297,19 @@ extension RelayServer {
             guard self.subscriber === subscriber, let frames = try? subscriber.tryReceiveMultipart() else { break }
             lastHeard = .now
             guard frames.count == 2 else { continue }
-            guard let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes, options: HostServer.decodingOptions) else {
-                logger.warning("dropped a publication from upstream that is not a StateBus message")
-                continue
-            }
-            if frames[0].bytes == joinTopic {
-                if phase == .joining, publication.joinMarker.epoch == epoch {
+            let topic = frames[0].bytes
+            if topic == joinTopic {
+                if phase == .joining, let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes), publication.joinMarker.epoch == epoch {
                     phase = .live
                     for name in copies.keys.sorted() { requestSnapshot(of: name) }
                 }
                 continue
             }
+            let body = frames[1].bytes
             // Unchanged, before anything else: views apply it as they would from the host.
-            if (try? updates.send(frames[0], more: true, wait: false)) == true {
-                // libzmq takes the rest of a message whose first frame it took.
-                if (try? updates.send(frames[1], wait: false)) == true {
-                    counters.relayedPublications.add(1, ordering: .relaxed)
-                } else {
-                    counters.droppedMessages.add(1, ordering: .relaxed)
-                    logger.error("libzmq refused the body of a publication whose topic it took; views will see a gap and resync")
-                }
-            }
-            if publication.hasHeartbeat {
+            relay(topic: frames[0], body: frames[1])
+            if topic == Topic.heartbeat {
+                guard let publication = try? Statebus_V1_Publication(serializedBytes: body, options: HostServer.decodingOptions) else { continue }
                 guard publication.heartbeat.epoch == epoch else {
                     if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
                     return
@@ -297,22 +320,66 @@ extension RelayServer {
                     requestSnapshot(of: announced.object)
                     changed = true
                 }
+                continue
             }
-            for batch in publication.updates {
-                guard batch.epoch == epoch else {
-                    if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
-                    return
-                }
-                guard phase == .live, var copy = copies[batch.object] else { continue }
-                let outcome = copy.apply(batch, maxBufferedBytes: configuration.maxBufferedUpdateBytes)
-                copies[batch.object] = copy
-                if outcome == .gap {
-                    requestSnapshot(of: batch.object)
-                    changed = true
-                }
+            guard let run = try? body.withUnsafeBytes({ try DecodedRun(publication: $0) }) else {
+                logger.warning("dropped a publication from upstream that is not a valid run")
+                continue
+            }
+            guard run.epoch == epoch else {
+                if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
+                return
+            }
+            guard phase == .live, let name = relayedIndexes[run.object], var copy = copies[name] else { continue }
+            if publishesVersion1.contains(name) { publishVersion1(run, of: copy) }
+            let outcome = copy.apply(run, bytes: body.count, maxBufferedBytes: configuration.maxBufferedUpdateBytes)
+            copies[name] = copy
+            if outcome == .gap {
+                requestSnapshot(of: name)
+                changed = true
             }
         }
         if changed { counters.synced.store(copies.values.allSatisfy(\.isSynced), ordering: .relaxed) }
+    }
+
+    /// Sends a publication on to the relay's views, as it came.
+    private func relay(topic: ZeroMQ.Message, body: ZeroMQ.Message) {
+        guard (try? updates.send(topic, more: true, wait: false)) == true else { return }
+        // libzmq takes the rest of a message whose first frame it took.
+        if (try? updates.send(body, wait: false)) == true {
+            counters.relayedPublications.add(1, ordering: .relaxed)
+        } else {
+            counters.droppedMessages.add(1, ordering: .relaxed)
+            logger.error("libzmq refused the body of a publication whose topic it took; views will see a gap and resync")
+        }
+    }
+
+    /// Writes a run's batches in version 1's form for the relay's version-1 views.
+    private func publishVersion1(_ run: DecodedRun, of copy: ObjectCopy) {
+        var publication = Statebus_V1_Publication()
+        publication.protocolVersion = StateBusProtocol.version1
+        publication.updates = run.batches.map { batch, changes in
+            var wire = Statebus_V1_UpdateBatch()
+            wire.object = copy.name
+            wire.epoch = run.epoch
+            wire.sequence = batch.sequence
+            wire.origin = batch.origin ?? ""
+            wire.writeID = batch.writeID
+            wire.changes = changes.map { change in
+                var item = Statebus_V1_Change()
+                item.property = change.property < copy.layout.count ? copy.layout.names[change.property] : ""
+                item.path = change.path.wire
+                item.value = change.value.wire
+                item.operation = change.operation.wire
+                item.position = UInt32(clamping: change.position)
+                return item
+            }
+            return wire
+        }
+        guard let bytes = try? publication.serializedBytes() as [UInt8] else { return }
+        if (try? updates.send(multipart: [Topic.updates(copy.name), bytes], wait: false)) != true {
+            counters.droppedMessages.add(1, ordering: .relaxed)
+        }
     }
 
     // MARK: Liveness

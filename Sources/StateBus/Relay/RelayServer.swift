@@ -7,12 +7,13 @@ import ZeroMQ
 
 /// The relay's sockets and every message it handles, on its I/O loop thread only (no locks).
 ///
-/// **Downstream** (this file) it is a host to its views: a ROUTER for hellos, snapshots,
-/// writes and pings, and an XPUB in manual mode with the host's ``SubscriptionGate``. Hellos
-/// and snapshot requests that come while the relay is catching up with its upstream wait,
-/// bounded in number and time. **Upstream** (``RelayServer`` upstream extension) it is a view:
-/// one DEALER and one SUB, a copy of each object (``ObjectCopy``), every publication relayed
-/// unchanged, writes forwarded and their answers passed back.
+/// **Downstream** (this file) it is a host to its views, in protocol versions 1 and 2: a
+/// ROUTER for hellos, snapshots, writes and pings, and an XPUB in manual mode with the host's
+/// ``SubscriptionGate``. Hellos and snapshot requests that come while the relay is catching up
+/// with its upstream wait, bounded in number and time. **Upstream** (``RelayServer`` upstream
+/// extension) it is a version-2 view: one DEALER and one SUB, a copy of each object
+/// (``ObjectCopy``), every publication relayed unchanged (version-1 views get the same batches
+/// written in version 1's form), writes forwarded and their answers passed back.
 ///
 /// **Order of writes.** A view's writes reach the upstream in the order the view sent them:
 /// they go on the relay's one upstream connection in the order they arrive. When that
@@ -22,8 +23,8 @@ import ZeroMQ
 final class RelayServer {
     /// A write or call sent upstream and not answered yet.
     struct ForwardedWrite {
-        var identity: [UInt8]
-        var requestID: UInt64
+        /// The view to answer, in its own protocol version.
+        var requester: Requester
         var viewID: String
         var writeID: UInt64
         var deadline: ContinuousClock.Instant
@@ -33,7 +34,7 @@ final class RelayServer {
 
     /// A hello or snapshot request waiting for the relay to catch up.
     struct ParkedRequest {
-        var identity: [UInt8]
+        var requester: Requester
         var request: Statebus_V1_Request
         var deadline: ContinuousClock.Instant
     }
@@ -59,14 +60,24 @@ final class RelayServer {
     var clients: ClientTable
     /// Which subscriptions the updates socket admits: the relayed objects' topics.
     var gate: SubscriptionGate
+    /// The objects the gate admits, by the index its decisions give.
+    var gateObjects: [String]
     var logger: Logger { configuration.logger }
 
     // Upstream state (see RelayServer+Upstream.swift).
     var phase = UpstreamPhase.hello
     var dealer: Socket?
     var subscriber: Socket?
-    /// The upstream's welcome, limited to the relayed objects; `nil` until it came.
+    /// The upstream's welcome; `nil` until it came.
     var upstreamWelcome: Statebus_V1_Welcome?
+    /// The welcomes the relay gives its views (the upstream's, with the relay's endpoint),
+    /// encoded once per upstream welcome.
+    var welcomes: HostWelcome?
+    /// The relayed objects by the upstream's object index (the index runs carry).
+    var relayedIndexes: [Int: String] = [:]
+    /// The relayed objects whose version-1 topic some view subscribed to: their runs are also
+    /// written in version 1's form.
+    var publishesVersion1: Set<String> = []
     var epoch: UInt64 = 0
     var sessionToken = Data()
     var helloRequestID: UInt64 = 0
@@ -103,6 +114,7 @@ final class RelayServer {
         self.counters = counters
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         gate = SubscriptionGate(objects: configuration.objects, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
+        gateObjects = configuration.objects
         control = try Socket(context: thread.context, type: .router)
         updates = try Socket(context: thread.context, type: .xpub)
         // The same socket options as a host's, for the same reasons (HostServer.init).
@@ -154,7 +166,7 @@ final class RelayServer {
                 counters.badMessages.add(1, ordering: .relaxed)
                 if let identity = frames.first?.bytes, frames.count > 2 {
                     reply(
-                        to: identity, requestID: 0,
+                        to: Requester(identity: identity),
                         error: StateBusError(.badRequest, "a request is exactly one frame after the routing id; got \(frames.count - 1) frames"))
                 }
                 continue
@@ -180,7 +192,7 @@ final class RelayServer {
         guard payload.count <= maxMessageBytes else {
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
-                to: identity, requestID: 0,
+                to: Requester(identity: identity),
                 error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this relay accepts at most \(maxMessageBytes)"))
             return
         }
@@ -189,112 +201,99 @@ final class RelayServer {
             request = try Statebus_V1_Request(serializedBytes: payload.bytes, options: HostServer.decodingOptions)
         } catch {
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: identity, requestID: 0, error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
+            reply(to: Requester(identity: identity), error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
             return
         }
-        guard request.protocolVersion == StateBusProtocol.version1 else {
+        guard StateBusProtocol.versions.contains(request.protocolVersion) else {
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
-                to: identity, requestID: request.requestID,
+                to: Requester(identity: identity, requestID: request.requestID),
                 error: StateBusError(
                     .unsupportedVersion,
-                    "protocol version \(request.protocolVersion) is not supported; this relay speaks version \(StateBusProtocol.version1)"))
+                    "protocol version \(request.protocolVersion) is not supported; this relay speaks versions \(StateBusProtocol.versions.lowerBound) and \(StateBusProtocol.versions.upperBound)"
+                ))
             return
         }
+        let requester = Requester(identity: identity, requestID: request.requestID, version: request.protocolVersion)
         if let refusal = keyGuard?.refusal(for: request, from: payload) {
             counters.badMessages.add(1, ordering: .relaxed)
-            if case .call(let call) = request.body {
-                answerCall(call.callID, error: refusal, to: identity, requestID: request.requestID)
-                return
+            switch request.body {
+            case .call(let call): answerCall(call.callID, error: refusal, to: requester)
+            case .write(let write): answerWrite(write.writeID, refusal: refusal, to: requester)
+            default: reply(to: requester, error: refusal)
             }
-            guard case .write(let write) = request.body else {
-                reply(to: identity, requestID: request.requestID, error: refusal)
-                return
-            }
-            var reply = Statebus_V1_Reply()
-            reply.writeReply.writeID = write.writeID
-            reply.writeReply.rejection = refusal.wire
-            send(reply, to: identity, requestID: request.requestID)
             return
         }
         if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
             clients.noteKeyName(keyName, of: identity)
         }
-        handle(request, from: identity, deadline: .now + configuration.parkedRequestTimeout)
+        handle(request, from: requester, deadline: .now + configuration.parkedRequestTimeout)
     }
 
     /// Handles a decoded request; a hello or snapshot the relay cannot answer yet waits
     /// until `deadline`.
-    private func handle(_ request: Statebus_V1_Request, from identity: [UInt8], deadline: ContinuousClock.Instant) {
+    private func handle(_ request: Statebus_V1_Request, from requester: Requester, deadline: ContinuousClock.Instant) {
         switch request.body {
         case .hello(let hello):
-            guard let welcome = upstreamWelcome, phase == .live else {
-                park(request, from: identity, deadline: deadline)
+            guard let welcomes, phase == .live else {
+                park(request, from: requester, deadline: deadline)
                 return
             }
-            answerHello(hello, welcome: welcome, from: identity, requestID: request.requestID)
+            answerHello(hello, welcomes: welcomes, from: requester)
         case .snapshot(let snapshot):
             guard upstreamWelcome != nil, phase == .live else {
-                park(request, from: identity, deadline: deadline)
+                park(request, from: requester, deadline: deadline)
                 return
             }
             guard let copy = copies[snapshot.object] else {
-                reply(
-                    to: identity, requestID: request.requestID,
-                    error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
+                reply(to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
                 return
             }
             guard copy.isSynced else {
-                park(request, from: identity, deadline: deadline)
+                park(request, from: requester, deadline: deadline)
                 return
             }
-            sendSnapshot(of: copy, to: identity, requestID: request.requestID)
+            sendSnapshot(of: copy, to: requester)
         case .write(let write):
-            forward(write, from: identity, requestID: request.requestID)
+            forward(write, from: requester)
         case .call(let call):
-            forward(call, from: identity, requestID: request.requestID)
+            forward(call, from: requester)
         case .ping:
             var reply = Statebus_V1_Reply()
             var pong = Statebus_V1_Pong()
             pong.epoch = epoch
             reply.pong = pong
-            send(reply, to: identity, requestID: request.requestID)
+            send(reply, to: requester)
         case .views:
-            send(clients.viewListReply(), to: identity, requestID: request.requestID)
+            send(clients.viewListReply(), to: requester)
         case .goodbye(let goodbye):
-            clients.goodbye(viewID: goodbye.viewID, from: identity)
+            clients.goodbye(viewID: goodbye.viewID, from: requester.identity)
         case .none:
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: identity, requestID: request.requestID,
-                error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
+            reply(to: requester, error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
         }
     }
 
-    private func answerHello(_ hello: Statebus_V1_Hello, welcome upstream: Statebus_V1_Welcome, from identity: [UInt8], requestID: UInt64) {
+    private func answerHello(_ hello: Statebus_V1_Hello, welcomes: HostWelcome, from requester: Requester) {
         let longestViewID = configuration.limits.maxSubscriptionBytes - 4
         guard hello.viewID.utf8.count <= longestViewID else {
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
-                to: identity, requestID: requestID,
+                to: requester,
                 error: StateBusError(.badRequest, "the view id has \(hello.viewID.utf8.count) bytes; this relay takes at most \(longestViewID)"))
             return
         }
-        var welcome = upstream
-        welcome.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
-        welcome.hostName = configuration.name
-        welcome.maxMessageBytes = UInt64(maxMessageBytes)
-        welcome.sessionToken = Data()
+        var token: [UInt8] = []
         if !hello.viewID.isEmpty {
-            switch clients.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
-            case .bound(let token):
-                welcome.sessionToken = Data(token)
-                if hello.relay { clients.markRelay(identity) }
-                clients.describe(identity, nodeName: hello.nodeName)
+            switch clients.hello(viewID: hello.viewID, from: requester.identity, token: Array(hello.sessionToken)) {
+            case .bound(let bound):
+                token = bound
+                if hello.relay { clients.markRelay(requester.identity) }
+                clients.describe(requester.identity, nodeName: hello.nodeName)
             case .inUse:
                 counters.badMessages.add(1, ordering: .relaxed)
                 reply(
-                    to: identity, requestID: requestID,
+                    to: requester,
                     error: StateBusError(
                         .viewIDInUse,
                         "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id, or wait \(configuration.viewIDLease) after the other stopped"
@@ -302,35 +301,75 @@ final class RelayServer {
                 return
             }
         }
-        var reply = Statebus_V1_Reply()
-        reply.welcome = welcome
-        send(reply, to: identity, requestID: requestID)
+        send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
     }
 
-    private func sendSnapshot(of copy: ObjectCopy, to identity: [UInt8], requestID: UInt64) {
+    /// The relay's welcomes for the upstream's welcome: version 2 lists every object of the
+    /// upstream (their indexes are the ones runs carry), version 1 the relayed ones.
+    func makeWelcomes(from upstream: Statebus_V1_Welcome, relayed: [String]) -> HostWelcome? {
+        var base = upstream
+        base.objects = []
+        base.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
+        base.hostName = configuration.name
+        base.maxMessageBytes = UInt64(maxMessageBytes)
+        base.sessionToken = Data()
+        return try? HostWelcome(
+            base: base, version1Objects: upstream.objects.filter { relayed.contains($0.name) }.map(\.version1),
+            version2Objects: upstream.objects, schemaHash: upstream.schemaHash)
+    }
+
+    private func sendSnapshot(of copy: ObjectCopy, to requester: Requester) {
         counters.servedSnapshots.add(1, ordering: .relaxed)
-        let properties = copy.properties
-        let chunkSize = 1000
+        if requester.version == StateBusProtocol.version1 {
+            sendChunks(of: copy, to: requester)
+            return
+        }
+        let limit = max(1, configuration.limits.maxPublicationBytes)
+        var encoder = SnapshotPartEncoder()
+        var part = 0
+        var property = 0
+        let count = copy.values.count
+        repeat {
+            encoder.removeAll()
+            while property < count, encoder.count == 0 || encoder.encodedSize < limit {
+                encoder.append(property: property, value: copy.values[property], version: copy.versions[property])
+                property += 1
+            }
+            let bytes = encoder.reply(
+                requestID: requester.requestID, object: copy.index, epoch: copy.epoch, sequence: copy.sequence, part: part, last: property == count)
+            if !send(bytes, to: requester.identity), !clients.isBacklogged(requester.identity) { return }
+            part += 1
+        } while property < count
+    }
+
+    /// Version 1: chunks of 1,000 named properties.
+    private func sendChunks(of copy: ObjectCopy, to requester: Requester) {
+        let count = copy.values.count
         var index = 0
         var start = 0
         repeat {
-            let end = min(properties.count, start + chunkSize)
+            let end = min(count, start + 1000)
             var chunk = Statebus_V1_SnapshotChunk()
             chunk.object = copy.name
             chunk.epoch = copy.epoch
             chunk.sequence = copy.sequence
             chunk.chunkIndex = UInt32(index)
-            chunk.last = end == properties.count
-            chunk.properties = Array(properties[start..<end])
+            chunk.last = end == count
+            chunk.properties = (start..<end).map { property in
+                var state = Statebus_V1_PropertyState()
+                state.name = copy.layout.names[property]
+                state.value = copy.values[property].wire
+                state.version = copy.versions[property]
+                return state
+            }
             var reply = Statebus_V1_Reply()
             reply.snapshotChunk = chunk
-            if !send(reply, to: identity, requestID: requestID), !clients.isBacklogged(identity) { return }
+            if !send(reply, to: requester), !clients.isBacklogged(requester.identity) { return }
             index += 1
             start = end
-        } while start < properties.count
+        } while start < count
     }
 
-    /// Sends a view's write upstream, or refuses it with the reason.
     /// Why a view's write or call cannot be forwarded: its view id is not bound to this
     /// connection, or the relay does not relay the object; `nil` when it can go.
     func admission(of viewID: String, to object: String, from identity: [UInt8], for what: String) -> StateBusError? {
@@ -351,8 +390,9 @@ final class RelayServer {
         return nil
     }
 
-    private func forward(_ write: Statebus_V1_WriteRequest, from identity: [UInt8], requestID: UInt64) {
-        var refusal = admission(of: write.viewID, to: write.object, from: identity, for: "write")
+    /// Sends a view's write upstream, or refuses it with the reason.
+    private func forward(_ write: Statebus_V1_WriteRequest, from requester: Requester) {
+        var refusal = admission(of: write.viewID, to: write.object, from: requester.identity, for: "write")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
                 .notJoined,
@@ -364,8 +404,7 @@ final class RelayServer {
             let sent = sendUpstream(write: write)
             if let upstreamRequestID = sent {
                 forwarded[upstreamRequestID] = ForwardedWrite(
-                    identity: identity, requestID: requestID, viewID: write.viewID, writeID: write.writeID,
-                    deadline: .now + configuration.forwardedWriteTimeout)
+                    requester: requester, viewID: write.viewID, writeID: write.writeID, deadline: .now + configuration.forwardedWriteTimeout)
                 counters.forwardedWrites.add(1, ordering: .relaxed)
                 return
             }
@@ -376,27 +415,32 @@ final class RelayServer {
         }
         guard let refusal else { return }
         counters.badMessages.add(1, ordering: .relaxed)
+        answerWrite(write.writeID, refusal: refusal, to: requester)
+    }
+
+    /// Refuses a view's write.
+    func answerWrite(_ writeID: UInt64, refusal: StateBusError, to requester: Requester) {
         var reply = Statebus_V1_Reply()
-        reply.writeReply.writeID = write.writeID
+        reply.writeReply.writeID = writeID
         reply.writeReply.rejection = refusal.wire
-        send(reply, to: identity, requestID: requestID)
+        send(reply, to: requester)
     }
 
     /// Keeps a request the relay cannot answer yet; the oldest is answered with an error when
     /// too many wait.
-    private func park(_ request: Statebus_V1_Request, from identity: [UInt8], deadline: ContinuousClock.Instant) {
+    private func park(_ request: Statebus_V1_Request, from requester: Requester, deadline: ContinuousClock.Instant) {
         if parked.count >= configuration.maxParkedRequests {
             let oldest = parked.removeFirst()
             expire(
                 oldest, reason: "\(configuration.maxParkedRequests) requests wait for this relay to catch up (RelayConfiguration.maxParkedRequests)")
         }
-        parked.append(ParkedRequest(identity: identity, request: request, deadline: deadline))
+        parked.append(ParkedRequest(requester: requester, request: request, deadline: deadline))
     }
 
     private func expire(_ request: ParkedRequest, reason: String) {
         counters.expiredRequests.add(1, ordering: .relaxed)
         reply(
-            to: request.identity, requestID: request.request.requestID,
+            to: request.requester,
             error: StateBusError(
                 .other, "the relay has not caught up with its upstream at \(configuration.upstreamControlEndpoint): \(reason); asking again is safe"))
     }
@@ -406,7 +450,7 @@ final class RelayServer {
         guard !parked.isEmpty else { return }
         let waiting = parked
         parked = []
-        for request in waiting { handle(request.request, from: request.identity, deadline: request.deadline) }
+        for request in waiting { handle(request.request, from: request.requester, deadline: request.deadline) }
     }
 
     /// Answers waiting requests whose deadline passed.
@@ -425,23 +469,29 @@ final class RelayServer {
 
     // MARK: Replies to views
 
-    func reply(to identity: [UInt8], requestID: UInt64, error: StateBusError) {
+    func reply(to requester: Requester, error: StateBusError) {
         var reply = Statebus_V1_Reply()
         reply.error = error.wire
-        send(reply, to: identity, requestID: requestID)
+        send(reply, to: requester)
     }
 
-    /// Sends a reply, or queues it behind the view's earlier ones (never dropped while the
-    /// view is there). - Returns: `false` when it did not go out now.
+    /// Sends a reply in the view's version, or queues it behind the view's earlier ones
+    /// (never dropped while the view is there). - Returns: `false` when it did not go out now.
     @discardableResult
-    func send(_ reply: Statebus_V1_Reply, to identity: [UInt8], requestID: UInt64) -> Bool {
+    func send(_ reply: Statebus_V1_Reply, to requester: Requester) -> Bool {
         var reply = reply
-        reply.protocolVersion = StateBusProtocol.version1
-        reply.requestID = requestID
+        reply.protocolVersion = requester.version
+        reply.requestID = requester.requestID
         guard let bytes = try? reply.serializedBytes() as [UInt8] else {
             logger.error("could not encode a reply")
             return false
         }
+        return send(bytes, to: requester.identity)
+    }
+
+    /// Sends an encoded reply (see ``send(_:to:)-(Statebus_V1_Reply,_)``).
+    @discardableResult
+    func send(_ bytes: [UInt8], to identity: [UInt8]) -> Bool {
         guard !clients.isBacklogged(identity) else {
             queue(bytes, to: identity)
             return false
@@ -510,8 +560,11 @@ final class RelayServer {
             guard let message = try? updates.tryReceive() else { return }
             // Manual mode: each admission applies to the connection the message came from.
             switch gate.decide(message.bytes) {
-            case .admit(let topic, _):
+            case .admit(let topic, let served):
                 try? updates.subscribe(topic)
+                if case .updates(let object, let version) = served, version == StateBusProtocol.version1, object < gateObjects.count {
+                    publishesVersion1.insert(gateObjects[object])
+                }
             case .join(let topic, let viewID):
                 try? updates.subscribe(topic)
                 var marker = Statebus_V1_JoinMarker()

@@ -223,10 +223,16 @@ struct ReplicaState: Sendable {
             guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
                 return true
             }
-            // Not compared with the previous value: for a large collection that costs time in
-            // its size, and an element operation changes it anyway.
-            confirmed[index] = updated
-            tracker?.insert(index)
+            let elementOperation = change.operation != .replace || change.path.components.first.map { if case .id = $0 { true } else { false } } == true
+            if elementOperation || tracker == nil {
+                // An element operation is not compared with the previous value: for a large
+                // collection that costs time in its size, and it changes the list anyway.
+                confirmed[index] = updated
+                tracker?.insert(index)
+            } else if confirmed[index] != updated {
+                confirmed[index] = updated
+                tracker!.insert(index)
+            }
             return true
         }
         if tracker != nil {

@@ -75,3 +75,27 @@ extension ActionDefinition {
             resultKind: ValueKind(wire: wire.resultKind), resultTypeName: wire.resultTypeName)
     }
 }
+
+extension Statebus_V1_ObjectSchema {
+    /// The version-1 form of a version-2 object schema: each property of the table as a
+    /// `PropertySchema` (a relay serves version-1 views from its upstream's version-2 welcome).
+    var version1: Statebus_V1_ObjectSchema {
+        var schema = Statebus_V1_ObjectSchema()
+        schema.name = name
+        schema.actions = actions
+        let table = propertyTable
+        schema.properties = table.names.indices.map { index in
+            var property = Statebus_V1_PropertySchema()
+            property.name = table.names[index]
+            property.kind = index < table.kinds.count ? table.kinds[index] : .any
+            let type = index < table.types.count ? Int(table.types[index]) : -1
+            property.typeName = table.typeNames.indices.contains(type) ? table.typeNames[type] : ""
+            let flags = index < table.flags.count ? table.flags[index] : 0
+            property.writable = flags & 1 != 0
+            property.persisted = flags & 2 != 0
+            property.optional = flags & 4 != 0
+            return property
+        }
+        return schema
+    }
+}

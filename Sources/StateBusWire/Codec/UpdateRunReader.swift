@@ -262,3 +262,30 @@ extension WireReader {
         return text
     }
 }
+
+/// A run read whole: every batch with its changes (for a relay, which keeps a copy of the
+/// object and may tell version-1 views about the same batches).
+package struct DecodedRun: Sendable {
+    package var object: Int
+    package var epoch: UInt64
+    package var batches: [(batch: UpdateRunReader.Batch, changes: [IndexedChange])]
+
+    /// Reads the run of the publication in `buffer` (a form other than a host's is read the
+    /// general way).
+    /// - Throws: `WireDecodingError` or a protobuf error when the bytes are not a valid run.
+    package init(publication buffer: UnsafeRawBufferPointer) throws {
+        var run: UpdateRunReader
+        do {
+            run = try UpdateRunReader(publication: buffer)
+        } catch .unsupported(_) {
+            self = try UpdateRunReader.canonical(buffer).withUnsafeBytes { try DecodedRun(publication: $0) }
+            return
+        }
+        object = run.object
+        epoch = run.epoch
+        batches = []
+        while let batch = try run.nextBatch() {
+            batches.append((batch, try (0..<batch.changes).map { _ in try run.nextChange() }))
+        }
+    }
+}
