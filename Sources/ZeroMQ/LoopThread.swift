@@ -1,5 +1,11 @@
 import CZeroMQ
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The loop thread's side of an ``IOLoop``: sockets, read handlers and timers.
 ///
 /// Only code running on the loop thread (inside ``IOLoop/execute(_:)``, a handler or a
@@ -16,9 +22,14 @@ public final class LoopThread {
 
     private struct Registration {
         let socket: Socket
+        /// The socket's `ZMQ_FD`.
+        let fd: Int32
         var onReadable: (() -> Void)?
         var onWritable: (() -> Void)?
         var readingPaused = false
+        /// Whether libzmq may hold activity that the fd no longer signals: the socket is new
+        /// here, its handler ran (it may have stopped at its batch limit), or reading resumed.
+        var needsEventCheck = true
     }
 
     private struct Timer {
@@ -32,8 +43,9 @@ public final class LoopThread {
     private var timers: [Timer] = []
     private var nextTimerID = 0
     private var shutdownHooks: [() -> Void] = []
-    private var poller = Poller()
-    private var pollerIsStale = true
+    /// The wake eventfd, then each registration's fd (reading paused: no events asked).
+    private var pollSet: [pollfd] = []
+    private var pollSetIsStale = true
     private let clock = ContinuousClock()
 
     init(loop: IOLoop) {
@@ -53,8 +65,10 @@ public final class LoopThread {
     ///     level-triggered, so what is left is reported again).
     public func register(_ socket: Socket, onReadable: (() -> Void)?) {
         unregister(socket)
-        registrations.append(Registration(socket: socket, onReadable: onReadable))
-        pollerIsStale = true
+        // A socket whose fd cannot be read (closed) is polled through its events only.
+        let fd = (try? socket.get(.fileDescriptor)) ?? -1
+        registrations.append(Registration(socket: socket, fd: fd, onReadable: onReadable))
+        pollSetIsStale = true
     }
 
     /// Sets or clears the handler called when `socket` can send again (after a send
@@ -62,7 +76,8 @@ public final class LoopThread {
     public func setWritableHandler(for socket: Socket, _ handler: (() -> Void)?) {
         guard let index = registrations.firstIndex(where: { $0.socket === socket }) else { return }
         registrations[index].onWritable = handler
-        pollerIsStale = true
+        registrations[index].needsEventCheck = true
+        pollSetIsStale = true
     }
 
     /// Stops or resumes polling `socket` for reading (back-pressure: libzmq's high-water
@@ -72,14 +87,15 @@ public final class LoopThread {
             registrations[index].readingPaused != paused
         else { return }
         registrations[index].readingPaused = paused
-        pollerIsStale = true
+        registrations[index].needsEventCheck = !paused
+        pollSetIsStale = true
     }
 
     /// Stops polling `socket` without closing it.
     public func unregister(_ socket: Socket) {
         let before = registrations.count
         registrations.removeAll { $0.socket === socket }
-        if registrations.count != before { pollerIsStale = true }
+        if registrations.count != before { pollSetIsStale = true }
     }
 
     // MARK: Timers and hooks
@@ -106,25 +122,53 @@ public final class LoopThread {
 
     // MARK: The loop
 
+    /// One turn: queued work (jobs of tasks that prefer the loop), due timers, then the
+    /// sockets. libzmq signals a socket's activity through its fd (`ZMQ_FD`), edge-like: once
+    /// a receive or send has taken the activity, the fd stays quiet although messages may
+    /// wait. So before sleeping the loop asks `ZMQ_EVENTS` of each socket that may hold such
+    /// activity (just handled, or sent on) and sleeps only when none does; otherwise it polls
+    /// the fds and calls the handlers of those that woke. `zmq_poll` asks every socket twice
+    /// per call, which on a virtual machine costs more system calls than the work itself.
     func run() {
         while let work = takeWork() {
             for item in work { item.run(self) }
             runDueTimers()
-            let mayBlock = loop.shared.withLock { state -> Bool in
-                guard !state.stopping, state.work.isEmpty else { return false }
-                state.sleeping = true
-                return true
+            if pollSetIsStale { rebuildPollSet() }
+            var ready: [(index: Int, events: PollEvents)] = []
+            for index in registrations.indices {
+                let registration = registrations[index]
+                guard registration.needsEventCheck || registration.socket.sentSinceEventCheck, !registration.socket.isClosed else { continue }
+                registrations[index].needsEventCheck = false
+                guard let events = try? registration.socket.events() else { continue }
+                var wanted: PollEvents = []
+                if registration.onReadable != nil, !registration.readingPaused, events.contains(.readable) { wanted.insert(.readable) }
+                if registration.onWritable != nil, events.contains(.writable) { wanted.insert(.writable) }
+                if !wanted.isEmpty { ready.append((index, wanted)) }
             }
-            let ready: [Int]
+            let mayBlock =
+                ready.isEmpty
+                && loop.shared.withLock { state -> Bool in
+                    guard !state.stopping, state.work.isEmpty else { return false }
+                    state.sleeping = true
+                    return true
+                }
+            let woke: Int32
             do {
-                ready = try pollOnce(timeout: mayBlock ? untilNextTimer() : .zero)
+                woke = try pollOnce(timeout: mayBlock ? untilNextTimer() : .zero)
             } catch {
-                break  // the context was terminated under us: nothing more can be done
+                break  // the poll failed for good: nothing more can be done
             }
             if mayBlock { loop.shared.withLock { $0.sleeping = false } }
+            if woke > 0 { collect(into: &ready) }
             dispatch(ready)
         }
         finish()
+    }
+
+    /// Runs the work queued so far, if the loop is not stopping.
+    private func runQueuedWork() {
+        guard let work = takeWork(), !work.isEmpty else { return }
+        for item in work { item.run(self) }
     }
 
     private func takeWork() -> [IOLoop.PendingWork]? {
@@ -135,36 +179,63 @@ public final class LoopThread {
         }
     }
 
-    private func pollOnce(timeout: Duration?) throws(ZeroMQError) -> [Int] {
-        if pollerIsStale { rebuildPoller() }
-        return try poller.poll(timeout: timeout)
-    }
-
-    private func rebuildPoller() {
-        registrations.removeAll { $0.socket.isClosed }
-        poller = Poller()
-        poller.add(fileDescriptor: loop.wakeFD, events: .readable)
-        for registration in registrations {
-            var events: PollEvents = []
-            if registration.onReadable != nil && !registration.readingPaused { events.insert(.readable) }
-            if registration.onWritable != nil { events.insert(.writable) }
-            poller.add(registration.socket, events: events)
+    private func pollOnce(timeout: Duration?) throws(ZeroMQError) -> Int32 {
+        let milliseconds = Int32(clamping: timeout.map { Poller.milliseconds(rounding: $0) } ?? -1)
+        while true {
+            let result = pollSet.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+            if result >= 0 { return result }
+            let code = errno
+            if code == EINTR { continue }
+            throw ZeroMQError(code: code, operation: "poll")
         }
-        pollerIsStale = false
     }
 
-    private func dispatch(_ ready: [Int]) {
+    private func rebuildPollSet() {
+        registrations.removeAll { $0.socket.isClosed }
+        pollSet = [pollfd(fd: loop.wakeFD, events: Int16(POLLIN), revents: 0)]
+        for registration in registrations {
+            // The fd signals any activity, reading and writing alike.
+            let watched = (registration.onReadable != nil && !registration.readingPaused) || registration.onWritable != nil
+            pollSet.append(pollfd(fd: watched ? registration.fd : -1, events: Int16(POLLIN), revents: 0))
+        }
+        pollSetIsStale = false
+    }
+
+    /// Adds the sockets whose fd woke the poll to `ready` (asking `ZMQ_EVENTS` only of those
+    /// that also wait to write: a read handler finds out by receiving).
+    private func collect(into ready: inout [(index: Int, events: PollEvents)]) {
+        if pollSet[0].revents != 0 { loop.drainWake() }
+        for position in 1..<pollSet.count where pollSet[position].revents != 0 {
+            let index = position - 1
+            guard index < registrations.count, !ready.contains(where: { $0.index == index }) else { continue }
+            let registration = registrations[index]
+            if registration.onWritable != nil {
+                guard let events = try? registration.socket.events() else { continue }
+                var wanted: PollEvents = []
+                if registration.onReadable != nil, !registration.readingPaused, events.contains(.readable) { wanted.insert(.readable) }
+                if events.contains(.writable) { wanted.insert(.writable) }
+                if !wanted.isEmpty { ready.append((index, wanted)) }
+            } else {
+                ready.append((index, .readable))
+            }
+        }
+    }
+
+    private func dispatch(_ ready: [(index: Int, events: PollEvents)]) {
+        guard !ready.isEmpty else { return }
         // Snapshot first: handlers may register or unregister sockets.
         let snapshot = registrations
-        for index in ready {
-            if index == 0 {
-                loop.drainWake()
-                continue
-            }
-            let registration = snapshot[index - 1]
-            let events = poller.events(at: index)
+        for (index, events) in ready {
+            let registration = snapshot[index]
             if events.contains(.writable) { registration.onWritable?() }
             if events.contains(.readable), !registration.socket.isClosed { registration.onReadable?() }
+            // A task the handler resumed (a reply arrived) runs now, before the next socket's
+            // handler: its answer is not held up by other messages that came in the same turn.
+            runQueuedWork()
+            // Ask again before sleeping: the handler may have stopped at its batch limit.
+            if let current = registrations.firstIndex(where: { $0.socket === registration.socket }) {
+                registrations[current].needsEventCheck = true
+            }
         }
     }
 
@@ -194,7 +265,7 @@ public final class LoopThread {
         for registration in registrations { registration.socket.close() }
         registrations.removeAll()
         timers.removeAll()
-        poller = Poller()
+        pollSet = []
         // Work submitted after the last drain never runs; let awaiting callers know.
         let abandoned = loop.shared.withLock { state in
             defer { state.work.removeAll() }

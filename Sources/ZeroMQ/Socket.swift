@@ -15,6 +15,10 @@ public final class Socket {
     /// The socket's pattern.
     public let type: SocketType
     private(set) var handle: UnsafeMutableRawPointer?
+    /// Set by every send: libzmq may then have taken the activity that ``fileDescriptor``
+    /// signals, so a poll of one's own must ask ``events()`` before it waits on the socket
+    /// again (an ``IOLoop`` does). Cleared by ``events()``.
+    var sentSinceEventCheck = false
 
     /// Creates a socket.
     /// - Parameters:
@@ -130,6 +134,7 @@ public final class Socket {
 
     /// The ready events right now (see ``PollEvents``).
     public func events() throws(ZeroMQError) -> PollEvents {
-        PollEvents(rawValue: Int16(truncatingIfNeeded: try get(.events)))
+        sentSinceEventCheck = false
+        return PollEvents(rawValue: Int16(truncatingIfNeeded: try get(.events)))
     }
 }

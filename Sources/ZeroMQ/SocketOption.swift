@@ -135,6 +135,10 @@ extension SocketOption where Value == Int32 {
     public static var sendTimeout: Self { .init(code: ZMQ_SNDTIMEO, name: "sendTimeout") }
     /// Milliseconds a blocking receive may wait before `again` (`ZMQ_RCVTIMEO`); -1 forever.
     public static var receiveTimeout: Self { .init(code: ZMQ_RCVTIMEO, name: "receiveTimeout") }
+    /// The file descriptor that signals the socket's activity (`ZMQ_FD`), for a poll of one's
+    /// own: it becomes readable when something may have changed, after which ``events``
+    /// says what (it is not a plain readiness signal). Read only.
+    public static var fileDescriptor: Self { .init(code: ZMQ_FD, name: "fileDescriptor") }
     /// Ready events (`ZMQ_EVENTS`): a mask of `ZMQ_POLLIN` and `ZMQ_POLLOUT`. Read only.
     public static var events: Self { .init(code: ZMQ_EVENTS, name: "events") }
     /// The socket's type code (`ZMQ_TYPE`). Read only.

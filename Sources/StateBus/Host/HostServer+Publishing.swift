@@ -18,6 +18,7 @@ extension HostServer {
     /// backwards. The cost is one fsync of latency on an update that touches a persisted
     /// property; other objects' updates are not held up by it.
     func publishPending() {
+        publishDue = false
         let replies = turnReplies
         turnReplies.removeAll()
         var releases = [commitPipeline.take(replies: replies)]

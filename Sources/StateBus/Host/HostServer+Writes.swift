@@ -50,6 +50,14 @@ extension HostServer {
             writeReply.accepted = true
             writeReply.sequence = result.sequence
             durable = persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false
+            if !durable, turnReplies.isEmpty, commitPipeline.isIdle {
+                // Nothing waits for a commit, so the batch goes out at the end of this turn:
+                // the answer goes now, before the publication is even written (the writer's
+                // confirmation is then a plain DEALER-ROUTER round trip).
+                send(writeReply, to: requester)
+                publishDue = true
+                return
+            }
             // Answered with its batch's publication: at the end of this loop turn, or, when it
             // waits for durability, once its group commit is done.
             turnReplies.append(

@@ -28,6 +28,9 @@ final class HostServer {
     /// Answers to the writes handled since the last publication, in order: each goes out
     /// with its batch (``publishPending()``), at the end of the loop turn at the latest.
     var turnReplies: [PendingReply] = []
+    /// Whether this turn applied a batch whose answer already went out: it must still be
+    /// published at the end of the turn.
+    var publishDue = false
     /// The answers given to recent writes, so a write sent again is not applied twice.
     var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
@@ -191,7 +194,16 @@ final class HostServer {
     private func controlReadable() {
         // Everything handled in this turn is published (and its answers sent) together; what
         // waits for durability joins the next group commit.
-        defer { if !turnReplies.isEmpty { publishPending() } }
+        defer {
+            let answeredNow = publishDue
+            if !turnReplies.isEmpty || publishDue { publishPending() }
+            // Answers and their batches are in libzmq's queues now, for its I/O thread to
+            // send. When that thread shares this CPU (the pinned profile, or the kernel
+            // keeping chatty threads together, as it does on a 2-core machine), it runs only
+            // once this thread sleeps or yields: yielding now, before the rest of the turn,
+            // saves the writer the turn's remaining time (measured: 61 -> 45 µs pinned).
+            if answeredNow { sched_yield() }
+        }
         drainBacklogs()
         for _ in 0..<256 {
             let frames: [ZeroMQ.Message]
