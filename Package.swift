@@ -156,6 +156,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
+        // A view process as small as an application's (the StateBus library and nothing else),
+        // for `statebus bench`'s late-join and memory figures: the `statebus` tool carries an
+        // HTTP server, the inspector and more, whose code alone makes its resident set larger.
+        .executableTarget(
+            name: "statebus-bench-view", dependencies: ["StateBus", "StateBusRuntime"], path: "Sources/StateBusBenchView", swiftSettings: strict),
         // The fuzz harness of a host's request handling and a replica's publication handling
         // (issue 12, item 9). Not a product: `deploy/fuzz.sh` builds and runs it.
         .executableTarget(
@@ -211,7 +216,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf")
+                "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
         // The testing product's own tests: they run the built `statebus` for process nodes.

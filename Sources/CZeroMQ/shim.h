@@ -7,6 +7,8 @@
 #include <zmq.h>
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
+#include <time.h>
 #ifdef __linux__
 #include <sched.h>
 #include <sys/eventfd.h>
@@ -30,6 +32,18 @@ static inline int czmq_wake_fd(void) {
     return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 #else
     return -1;
+#endif
+}
+
+/* Waits for poll events with a timeout in nanoseconds (negative: forever): ppoll, so a
+   timer due in 200 us is not rounded up to a whole millisecond as poll's timeout is. */
+static inline int czmq_poll_ns(struct pollfd *fds, unsigned long count, long long timeout_ns) {
+#ifdef __linux__
+    if (timeout_ns < 0) return ppoll(fds, count, NULL, NULL);
+    struct timespec limit = { (time_t)(timeout_ns / 1000000000LL), (long)(timeout_ns % 1000000000LL) };
+    return ppoll(fds, count, &limit, NULL);
+#else
+    return poll(fds, count, timeout_ns < 0 ? -1 : (int)((timeout_ns + 999999) / 1000000));
 #endif
 }
 

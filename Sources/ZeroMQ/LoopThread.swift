@@ -180,9 +180,13 @@ public final class LoopThread {
     }
 
     private func pollOnce(timeout: Duration?) throws(ZeroMQError) -> Int32 {
-        let milliseconds = Int32(clamping: timeout.map { Poller.milliseconds(rounding: $0) } ?? -1)
+        // Nanoseconds, not poll's milliseconds: a timer due in 200 µs fires then.
+        let nanoseconds: Int64 = timeout.map { duration in
+            let (seconds, attoseconds) = max(duration, .zero).components
+            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        } ?? -1
         while true {
-            let result = pollSet.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+            let result = pollSet.withUnsafeMutableBufferPointer { czmq_poll_ns($0.baseAddress, UInt($0.count), nanoseconds) }
             if result >= 0 { return result }
             let code = errno
             if code == EINTR { continue }

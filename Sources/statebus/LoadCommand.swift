@@ -152,7 +152,7 @@ struct LoadCommand: AsyncParsableCommand {
                 while !Task.isCancelled, !replicas.allSatisfy({ $0.connectionState == state }) {
                     try? await Task.sleep(for: .milliseconds(1))  // a poll of many replicas, not synchronisation
                 }
-                emit("all \(state) at=\(BenchClock.now())")
+                emit("all \(state) at=\(MonotonicClock.now())")
                 continue
             }
             let words = line.split(separator: " ")
@@ -160,7 +160,7 @@ struct LoadCommand: AsyncParsableCommand {
             while !Task.isCancelled, !replicas.allSatisfy({ $0.sequence >= target }) {
                 try? await Task.sleep(for: .microseconds(200))  // a poll of many replicas, not synchronisation
             }
-            emit("reached sequence=\(target) at=\(BenchClock.now())")
+            emit("reached sequence=\(target) at=\(MonotonicClock.now())")
         }
     }
 }

@@ -69,7 +69,7 @@ struct WatchCommand: AsyncParsableCommand {
                     if output.json {
                         // `at`: when the view saw it (CLOCK_MONOTONIC ns), so a reader can time it
                         // without counting its own delay in reading this line.
-                        emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch),"at":\#(BenchClock.now())}"#)
+                        emit(#"{"event":"connection","connection":"\#(now)","epoch":\#(replica.epoch),"at":\#(MonotonicClock.now())}"#)
                     } else {
                         emit("connection: \(now)")
                     }

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusTesting
 import Testing
 

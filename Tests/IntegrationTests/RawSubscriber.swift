@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 
 /// A SUB peer spoken by hand (ZMTP 3.0 over a Unix socket), for subscription floods: unlike
 /// a libzmq XSUB it keeps no copy of what it subscribes, and it can announce a frame of any
@@ -127,18 +128,9 @@ struct RawSubscriberError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Resident and peak memory of a process, from `/proc/PID/status`.
-enum ProcessMemory {
-    /// `VmRSS` in MiB, or `nil` when the process is gone.
-    static func residentMiB(_ pid: Int32) -> Double? { field("VmRSS", pid) }
-    /// `VmHWM` (peak resident) in MiB, or `nil` when the process is gone.
-    static func peakMiB(_ pid: Int32) -> Double? { field("VmHWM", pid) }
-
-    private static func field(_ name: String, _ pid: Int32) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("\(name):") }),
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
-        else { return nil }
-        return kilobytes / 1024
-    }
+extension ProcessMemory {
+    /// `VmRSS` of process `pid` in MiB, or `nil` when the process is gone.
+    static func residentMiB(_ pid: Int32) -> Double? { read(pid: "\(pid)").map { Double($0.residentBytes) / 1_048_576 } }
+    /// `VmHWM` (peak resident) of process `pid` in MiB, or `nil` when the process is gone.
+    static func peakMiB(_ pid: Int32) -> Double? { read(pid: "\(pid)").map { Double($0.peakBytes) / 1_048_576 } }
 }

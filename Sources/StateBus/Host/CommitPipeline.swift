@@ -96,6 +96,9 @@ final class CommitPipeline {
     private let outcome = TransactionOutcome()
     /// Held batches per object.
     private var heldBatches: [String: Int] = [:]
+    /// Whether the last ``take(replies:)`` took a burst of the host's own changes: the source
+    /// of truth then expects the loop to publish again soon without being asked.
+    private(set) var tookBurst = false
 
     init(truth: SourceOfTruth, persistence: HostPersistence?, wake: @escaping @Sendable () -> Void) {
         self.truth = truth
@@ -111,6 +114,7 @@ final class CommitPipeline {
     /// held for a group commit.
     func take(replies: [PendingReply]) -> Release {
         let taken = truth.takeUnpublished()
+        tookBurst = taken.burst
         var now = Release()
         var held: Set<BatchKey> = []
         for batch in taken.batches {

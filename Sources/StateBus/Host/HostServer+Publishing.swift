@@ -22,6 +22,15 @@ extension HostServer {
         let replies = turnReplies
         turnReplies.removeAll()
         var releases = [commitPipeline.take(replies: replies)]
+        if commitPipeline.tookBurst, !burstTimerArmed {
+            // The host's code applies changes faster than turns of the loop come: the next
+            // publication gathers what comes in the meantime (then wakes nobody for each).
+            burstTimerArmed = true
+            thread.scheduleTimer(after: Self.burstInterval) { [unowned self] in
+                self.burstTimerArmed = false
+                self.publishPending()
+            }
+        }
         releases += commitPipeline.advance()
         if let persistence { counters.persistenceCommits.store(persistence.writer.commitCount, ordering: .relaxed) }
         var compensated = false

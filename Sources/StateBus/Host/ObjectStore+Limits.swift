@@ -7,6 +7,30 @@ extension ObjectStore {
     /// - Throws: `tooLarge`, naming the property, its size and the bound.
     func checkSizes(of resolved: [Resolved], limits: HostLimits) throws(StateBusError) {
         let object = definition.name
+        if resolved.count == 1 {
+            // The common write of one property: the same checks without the list.
+            let item = resolved[0]
+            try checkPropertySize(item, limits: limits)
+            let writeBytes = item.change.replacesWholeValue ? item.size : item.change.value.encodedSizeBound
+            let total = totalBytes + item.size - sizes[item.property]
+            guard writeBytes <= limits.maxObjectBytes, total <= limits.maxObjectBytes else {
+                return try checkSizes(of: resolved, limits: limits, general: true)
+            }
+            return
+        }
+        try checkSizes(of: resolved, limits: limits, general: true)
+    }
+
+    private func checkPropertySize(_ item: Resolved, limits: HostLimits) throws(StateBusError) {
+        guard item.size > limits.maxPropertyBytes else { return }
+        throw StateBusError(
+            .tooLarge,
+            "'\(item.change.property)' would be \(item.size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties",
+            object: definition.name, property: item.change.property)
+    }
+
+    private func checkSizes(of resolved: [Resolved], limits: HostLimits, general: Bool) throws(StateBusError) {
+        let object = definition.name
         var writeBytes = 0
         var total = totalBytes
         // A batch changes few properties: a list searched from its end beats a dictionary.
@@ -14,12 +38,7 @@ extension ObjectStore {
         newSizes.reserveCapacity(resolved.count)
         for item in resolved {
             let size = item.size
-            if size > limits.maxPropertyBytes {
-                throw StateBusError(
-                    .tooLarge,
-                    "'\(item.change.property)' would be \(size) bytes encoded; this host allows at most \(limits.maxPropertyBytes) bytes per property (HostLimits.maxPropertyBytes): write a smaller value, or split it over several properties",
-                    object: object, property: item.change.property)
-            }
+            try checkPropertySize(item, limits: limits)
             let before = newSizes.last { $0.property == item.property }?.size ?? sizes[item.property]
             total += size - before
             newSizes.append((item.property, size))

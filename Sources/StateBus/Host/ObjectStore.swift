@@ -90,16 +90,21 @@ struct ObjectStore: Sendable {
                     "expected version \(expected), but '\(property.name)' is at version \(versions[index]); read it again and retry",
                     object: object, property: property.name)
             }
-            let earlier = working.last { $0.property == index }
-            let current = earlier?.value ?? values[index]
+            let earlier = changes.count > 1 ? working.last { $0.property == index } : nil
             let normalized: Value
             var keyed: KeyedWrite?
             do {
-                if let normalizeElement = property.normalizeElement, let write = try Self.keyedWrite(change, of: current, normalizeElement) {
-                    keyed = write
-                    normalized = write.collection
+                if change.replacesWholeValue, property.normalizeElement == nil {
+                    // The common write of a whole value: the current value is not needed.
+                    normalized = try property.normalize(change.value)
                 } else {
-                    normalized = try property.normalize(Self.candidate(change, of: current))
+                    let current = earlier?.value ?? values[index]
+                    if let normalizeElement = property.normalizeElement, let write = try Self.keyedWrite(change, of: current, normalizeElement) {
+                        keyed = write
+                        normalized = write.collection
+                    } else {
+                        normalized = try property.normalize(Self.candidate(change, of: current))
+                    }
                 }
             } catch let error as ValuePathError {
                 let verb = change.operation == .replace ? "set" : change.operation.rawValue
@@ -139,6 +144,18 @@ struct ObjectStore: Sendable {
         }
         try checkSizes(of: resolved, limits: limits)
         return resolved
+    }
+
+    /// Checks changes as one batch and applies them, or throws and changes nothing: the
+    /// write path's one call, made on the store in place (a copy of the store, as a call of
+    /// the non-mutating ``validate(_:fromView:limits:)`` on an array element may make, costs
+    /// a retain and a release of each of its arrays).
+    /// - Returns: the batch's sequence and the resolved changes.
+    mutating func validateAndApply(
+        _ changes: [PropertyChange], fromView: Bool, limits: HostLimits
+    ) throws(StateBusError) -> (sequence: UInt64, resolved: [Resolved]) {
+        let resolved = try validate(changes, fromView: fromView, limits: limits)
+        return (apply(resolved), resolved)
     }
 
     /// Applies resolved changes as the next batch.

@@ -81,14 +81,14 @@ final class SourceOfTruth: Sendable {
             throw StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
         }
         let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
+            let sequence: UInt64
             let resolved: [ObjectStore.Resolved]
             do throws(StateBusError) {
-                resolved = try inner.stores[index].validate(changes, fromView: origin != nil, limits: limits)
+                // Changed in place: a copy of the store would copy every value of the object.
+                (sequence, resolved) = try inner.stores[index].validateAndApply(changes, fromView: origin != nil, limits: limits)
             } catch {
                 return .failure(error)
             }
-            // Changed in place: a copy of the store would copy every value of the object.
-            let sequence = inner.stores[index].apply(resolved)
             inner.unpublished.append(
                 AppliedBatch(object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
             if let whenDurable { inner.durabilityWaiters.append(DurabilityEntry(object: object, sequence: sequence, waiter: whenDurable)) }
@@ -104,15 +104,23 @@ final class SourceOfTruth: Sendable {
         }
     }
 
+    /// Batches taken at once past which the host's own changes are coming in a burst: the
+    /// next publication is then left to a timer (``HostServer/burstInterval``), so the code
+    /// applying them does not wake the loop for every few batches.
+    static let burstBatches = 64
+
     /// Takes every queued batch, in order, with the waiters queued alongside them.
-    func takeUnpublished() -> (batches: [AppliedBatch], waiters: [DurabilityEntry]) {
+    /// - Returns: also whether they came in a burst: the caller then promises a publication
+    ///   soon (changes applied meanwhile do not ask for one).
+    func takeUnpublished() -> (batches: [AppliedBatch], waiters: [DurabilityEntry], burst: Bool) {
         inner.withLock { inner in
-            inner.publishScheduled = false
+            let burst = inner.unpublished.count >= Self.burstBatches
+            inner.publishScheduled = burst
             defer {
                 inner.unpublished.removeAll(keepingCapacity: true)
                 inner.durabilityWaiters.removeAll()
             }
-            return (inner.unpublished, inner.durabilityWaiters)
+            return (inner.unpublished, inner.durabilityWaiters, burst)
         }
     }
 }

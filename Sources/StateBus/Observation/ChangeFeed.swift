@@ -69,6 +69,7 @@ final class ChangeFeed: Sendable {
     /// Tells every observer that the properties of `changes` changed; builds their set of
     /// names only when someone observes (a host that nobody observes pays nothing).
     func notify(_ changes: [PropertyChange]) {
+        guard isObserved else { return }
         let subscribers = subscribers.withLock { $0.isEmpty ? [] : Array($0.values) }
         guard !subscribers.isEmpty, !changes.isEmpty else { return }
         let names = Set(changes.map(\.property))
@@ -77,7 +78,7 @@ final class ChangeFeed: Sendable {
 
     /// Tells every observer that `names` changed.
     func notify(_ names: Set<String>) {
-        guard !names.isEmpty else { return }
+        guard !names.isEmpty, isObserved else { return }
         for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.notify(names) }
     }
 

@@ -270,6 +270,10 @@ final class ReplicaClient {
             // The hot replies (a write's answer, a snapshot part) are read by hand; the others
             // by the generated code.
             if let envelope = ReplyEnvelope(buffer) {
+                if envelope.body == ReplyEnvelope.welcome, let welcome = try? WelcomeReader(buffer, range: envelope.bodyRange, object: object) {
+                    handleWelcome(welcome, requestID: envelope.requestID)
+                    return
+                }
                 if envelope.body == ReplyEnvelope.writeReply, let answer = WriteCodec.decodeReply(buffer) {
                     handleWriteReply(answer)
                     return
@@ -284,7 +288,7 @@ final class ReplicaClient {
                 return
             }
             switch reply.body {
-            case .welcome(let welcome): handleWelcome(welcome, requestID: reply.requestID)
+            case .welcome(let welcome): handleWelcome(WelcomeReader(welcome, object: object), requestID: reply.requestID)
             case .callReply(let callReply): handleCallReply(callReply)
             case .writeReply(let writeReply):
                 handleWriteReply(
@@ -317,20 +321,20 @@ final class ReplicaClient {
         }
     }
 
-    private func handleWelcome(_ welcome: Statebus_V1_Welcome, requestID: UInt64) {
+    private func handleWelcome(_ welcome: WelcomeReader, requestID: UInt64) {
         guard phase == .hello, requestID == helloRequestID else { return }
         let known: KnownSchema
-        if welcome.objects.isEmpty, let schema, welcome.schemaHash == schema.hash {
+        if welcome.objectNames.isEmpty, let schema, welcome.schemaHash == schema.hash {
             known = schema  // the host's schema is the one we hold
-        } else if let index = welcome.objects.firstIndex(where: { $0.name == object }) {
-            known = KnownSchema(hash: welcome.schemaHash, objectIndex: index, layout: PropertyLayout(table: welcome.objects[index].propertyTable))
-        } else if welcome.objects.isEmpty {
+        } else if let found = welcome.object {
+            known = KnownSchema(hash: welcome.schemaHash, objectIndex: found.index, layout: PropertyLayout(names: found.names, kinds: found.kinds))
+        } else if welcome.objectNames.isEmpty {
             // A schema hash we do not hold (it changed since we asked): ask with none.
             schema = nil
             sayHello()
             return
         } else {
-            let served = welcome.objects.map(\.name).joined(separator: ", ")
+            let served = welcome.objectNames.joined(separator: ", ")
             fail(StateBusError(.unknownObject, "the host at \(controlEndpoint) serves no object '\(object)'; it serves: \(served)", object: object))
             return
         }
@@ -339,7 +343,7 @@ final class ReplicaClient {
         }
         schema = known
         epoch = welcome.epoch
-        sessionToken = welcome.sessionToken
+        sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
         shared.inner.withLock { $0.lastError = nil }
         let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)

@@ -30,12 +30,16 @@ public struct ObjectDefinition: Sendable {
 
     /// The property of that name, if the object has one.
     public func property(named name: String) -> PropertyDefinition? {
-        propertyIndex[name].map { properties[$0] }
+        index(of: name).map { properties[$0] }
     }
 
     /// The index of the property of that name: its place in ``properties``, which is also
     /// its index in the welcome's property table, in snapshots and in runs of updates.
-    public func index(of name: String) -> Int? { propertyIndex[name] }
+    public func index(of name: String) -> Int? {
+        // A few properties: comparing names beats hashing one.
+        if properties.count <= 8 { return properties.firstIndex { $0.name == name } }
+        return propertyIndex[name]
+    }
 
     /// The action of that name, if the object has one.
     public func action(named name: String) -> ActionDefinition? {

@@ -9,7 +9,11 @@ import StateBusWire
 ///     email.contains("@") ? nil : "an email address needs an @"
 /// })
 /// ```
-public struct PropertyDefinition: Sendable {
+///
+/// A final class, not a struct, though every field is fixed: the host consults a property's
+/// definition on every write, and a reference is one retain to pass around where a struct of
+/// names, closures and a default value is several.
+public final class PropertyDefinition: Sendable {
     /// The property's name, unique in its object.
     public let name: String
     /// The kind of value, when it is a plain one; `nil` for structured values (maps, lists

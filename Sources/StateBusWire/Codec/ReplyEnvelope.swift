@@ -12,6 +12,8 @@ package struct ReplyEnvelope: Sendable, Equatable {
     /// Where the body's bytes are.
     package var bodyRange: Range<Int> = 0..<0
 
+    /// The field number of a welcome.
+    package static let welcome: UInt32 = 10
     /// The field number of a version-2 snapshot part.
     package static let snapshotPart: UInt32 = 17
     /// The field number of a write's answer.

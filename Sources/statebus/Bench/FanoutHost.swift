@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StateBus
+import StateBusRuntime
 import Synchronization
 
 /// The host of the fan-out benchmark, in a process of its own so that its CPU time is its
@@ -9,9 +10,9 @@ import Synchronization
 ///
 /// - `churn N`: change N properties every millisecond from now on (0 stops).
 /// - `publish N`: make N changes as fast as it can, one batch each; prints
-///   `bench published last=SEQ start=NS` (NS: ``BenchClock``).
+///   `bench published last=SEQ start=NS` (NS: ``MonotonicClock``).
 /// - `cpu`: prints `bench cpu ns=… at=…`, the CPU time the process has used so far and when
-///   (``BenchClock``).
+///   (``MonotonicClock``).
 enum FanoutHost {
     static func serve(properties: Int, churnPerMillisecond: Int) async throws {
         let folder = try ScratchFolder()
@@ -52,7 +53,7 @@ enum FanoutHost {
                 case ("churn"?, let count?):
                     churn.store(count, ordering: .relaxed)
                 case ("publish"?, let count?):
-                    let start = BenchClock.now()
+                    let start = MonotonicClock.now()
                     var last: UInt64 = 0
                     for index in 0..<count {
                         value += 1
@@ -62,7 +63,7 @@ enum FanoutHost {
                 case ("cpu"?, _):
                     var spec = timespec()
                     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &spec)
-                    WorkerLine.emit("cpu", ["ns": UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec), "at": BenchClock.now()])
+                    WorkerLine.emit("cpu", ["ns": UInt64(spec.tv_sec) * 1_000_000_000 + UInt64(spec.tv_nsec), "at": MonotonicClock.now()])
                 default:
                     continue
                 }

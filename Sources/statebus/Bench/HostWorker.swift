@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StateBus
+import StateBusRuntime
 import StateBusWire
 
 /// A StateBus host in a process of its own, for the join and memory benchmarks: its memory
@@ -54,7 +55,7 @@ enum HostWorker {
         try await BlockingThread.run("bench-host-commands") {
             while let line = readLine() {
                 guard line == "memory" else { continue }
-                let memory = MemoryUsage.read()
+                let memory = ProcessMemory.read()
                 WorkerLine.emit(
                     "memory",
                     ["peak": memory?.peakBytes ?? -1, "resident": memory?.residentBytes ?? -1, "sequence": host.sequence(of: ViewWorkers.object) ?? 0]

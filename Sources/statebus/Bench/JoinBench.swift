@@ -34,7 +34,12 @@ struct JoinBench {
         let host = try workers.start("host", ["--properties", "\(properties)", "--churn", "\(churn)"], name: "host of \(properties)")
         let ready = try await WorkerGroup.line("ready", from: host, timeout: .seconds(300))
         guard let control = ready.fields["control"] else { throw BenchError("the host worker announced no control endpoint") }
-        let view = try workers.start("join", ["--control", control, "--properties", "\(properties)"], name: "joining view")
+        // A view as small as an application's, when it was built (it is, with the package):
+        // its memory is then a view's, not the `statebus` tool's.
+        let arguments = ["--control", control, "--properties", "\(properties)"]
+        let view =
+            try workers.startSibling("statebus-bench-view", ["join"] + arguments, as: "joining view")
+            ?? workers.start("join", arguments, name: "joining view")
         let result = try await WorkerGroup.line("result", from: view, timeout: .seconds(300))
         host.send(line: "memory")
         let memory = try await WorkerGroup.line("memory", from: host, timeout: .seconds(60))

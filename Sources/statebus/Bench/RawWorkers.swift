@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import StateBusRuntime
 import ZeroMQ
 
 /// The raw libzmq baselines' worker side: the same socket types, transports and message
@@ -26,14 +27,14 @@ enum RawWorkers {
         var inOrder = true
         while expected <= UInt64(count) {
             try subscriber.receive(into: message)
-            if firstAt == 0 { firstAt = BenchClock.now() }
+            if firstAt == 0 { firstAt = MonotonicClock.now() }
             guard sequence(of: message) == expected else {
                 inOrder = false
                 break
             }
             expected += 1
         }
-        let end = BenchClock.now()
+        let end = MonotonicClock.now()
         WorkerLine.emit("result", ["ok": inOrder, "applied": expected - 1, "resyncs": 0, "final": inOrder, "first": firstAt, "end": end])
     }
 
@@ -84,14 +85,14 @@ enum RawWorkers {
         var wrong = 0
         for index in 1...(warmup + writes) {
             let sequence = UInt64(index)
-            let started = BenchClock.now()
+            let started = MonotonicClock.now()
             sent[index - 1] = started
             try send(sequence)
             repeat {
                 try source.receive(into: message)
                 if Self.sequence(of: message) != sequence { wrong += 1 }
             } while Self.sequence(of: message) != sequence
-            if index > warmup { histogram.record(BenchClock.now() - started) }
+            if index > warmup { histogram.record(MonotonicClock.now() - started) }
         }
         if let out { try EchoTimes.write(sent, to: out) }
         WorkerLine.emit(
@@ -119,7 +120,7 @@ enum RawWorkers {
         let message = Message()
         while seen < count {
             try subscriber.receive(into: message)
-            let now = BenchClock.now()
+            let now = MonotonicClock.now()
             let sequence = Int(Self.sequence(of: message))
             guard sequence > seen, sequence <= count else { continue }  // a probe, or a repeat
             for index in seen..<sequence { arrived[index] = now }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StateBus
 import StateBusLaunch
+import StateBusRuntime
 import StateBusWire
 import ZeroMQ
 
@@ -59,7 +60,7 @@ struct ThroughputBench {
                 name: "view \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
-        let started = BenchClock.now()
+        let started = MonotonicClock.now()
         for index in 1...updates {
             try host.update("value", to: kind.value(index), in: ViewWorkers.object)
         }
@@ -113,7 +114,7 @@ struct ThroughputBench {
             if message.bytes.first == 1 { subscribed += 1 }
         }
         var payload = [UInt8](repeating: 0x2A, count: size)
-        let started = BenchClock.now()
+        let started = MonotonicClock.now()
         for sequence in 1...UInt64(count) {
             withUnsafeBytes(of: sequence) { payload.replaceSubrange(0..<8, with: $0) }
             try publisher.send(payload)

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import StateBus
+import StateBusRuntime
 import StateBusWire
 
 /// The StateBus side of the benchmarks that run in a view process. Each joins the bench's
@@ -38,9 +39,9 @@ enum ViewWorkers {
         var firstAt: UInt64 = 0
         while replica.sequence < target {
             guard await progress.next() != nil else { throw BenchError("the replica closed at sequence \(replica.sequence) of \(target)") }
-            if firstAt == 0 { firstAt = BenchClock.now() }
+            if firstAt == 0 { firstAt = MonotonicClock.now() }
         }
-        let end = BenchClock.now()
+        let end = MonotonicClock.now()
         let statistics = replica.statistics
         let applied = statistics.appliedUpdates - joined.appliedUpdates
         let snapshots = statistics.appliedSnapshots - joined.appliedSnapshots
@@ -73,11 +74,11 @@ enum ViewWorkers {
         var wrongValues = 0
         try await withTaskExecutorPreference(replica.executor) {
             for index in 1...total {
-                let started = BenchClock.now()
+                let started = MonotonicClock.now()
                 sent[index - 1] = started
                 let receipt = replica.write("echo", to: .int(Int64(index)))
                 if (try? await receipt.accepted()) != nil { accepted += 1 }
-                let confirmed = BenchClock.now()
+                let confirmed = MonotonicClock.now()
                 while replica.pendingWriteCount > 0 {
                     guard await progress.next() != nil else { throw BenchError("the replica closed during write \(index)") }
                 }
@@ -112,7 +113,7 @@ enum ViewWorkers {
         try await withTaskExecutorPreference(replica.executor) {
             while seen < count {
                 guard await progress.next() != nil else { throw BenchError("the replica closed after \(seen) of \(count) values") }
-                let now = BenchClock.now()
+                let now = MonotonicClock.now()
                 guard case .int(let value)? = replica["echo"], value > seen, value <= count else { continue }
                 for index in seen..<Int(value) { arrived[index] = now }
                 seen = Int(value)
@@ -126,13 +127,13 @@ enum ViewWorkers {
     /// Late join: the time from creating the replica to holding the full snapshot, and the
     /// process's memory before and after.
     static func join(control: String, properties: Int) async throws {
-        let before = MemoryUsage.read()
-        let started = BenchClock.now()
+        let before = ProcessMemory.read()
+        let started = MonotonicClock.now()
         let replica = try await liveReplica(control, name: "bench-join")
-        let joined = BenchClock.now()
+        let joined = MonotonicClock.now()
         defer { replica.close() }
-        let count = replica.values.count
-        let after = MemoryUsage.read()
+        let count = replica.propertyNames.count
+        let after = ProcessMemory.read()
         WorkerLine.emit(
             "result",
             [
@@ -147,7 +148,7 @@ enum ViewWorkers {
         let replica = try await liveReplica(control, name: "bench-durable")
         defer { replica.close() }
         WorkerLine.emit("ready", ["sequence": replica.sequence])
-        let started = BenchClock.now()
+        let started = MonotonicClock.now()
         var inFlight: [WriteReceipt] = []
         var accepted = 0
         var firstError: String?
@@ -164,7 +165,7 @@ enum ViewWorkers {
             if inFlight.count >= window { await settle(inFlight.removeFirst()) }
         }
         for receipt in inFlight { await settle(receipt) }
-        let elapsed = BenchClock.now() - started
+        let elapsed = MonotonicClock.now() - started
         WorkerLine.emit(
             "result",
             [

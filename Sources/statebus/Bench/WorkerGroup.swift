@@ -22,6 +22,16 @@ final class WorkerGroup: Sendable {
         return process
     }
 
+    /// Starts another executable built beside this one (`statebus-bench-view`), ended like a
+    /// worker; `nil` when it was not built.
+    func startSibling(_ name: String, _ arguments: [String], as displayName: String) throws -> NodeProcess? {
+        let sibling = Self.executable.deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: sibling.path) else { return nil }
+        let process = try NodeProcess(executable: sibling, arguments: arguments, name: displayName)
+        processes.withLock { $0.append(process) }
+        return process
+    }
+
     /// Starts this executable with any subcommand (`relay`, `load`), ended like a worker.
     func startCommand(_ arguments: [String], name: String) throws -> NodeProcess {
         let process = try NodeProcess(executable: Self.executable, arguments: arguments, name: name)

@@ -1,15 +1,15 @@
 import Foundation
 
-/// Resident memory of a process, from `/proc/<pid>/status`.
-struct MemoryUsage: Sendable, Codable, Hashable {
+/// The resident memory of a process, from `/proc/<pid>/status` (Linux).
+public struct ProcessMemory: Sendable, Codable, Hashable {
     /// Peak resident set (`VmHWM`), in bytes.
-    var peakBytes: Int
+    public var peakBytes: Int
     /// Current resident set (`VmRSS`), in bytes.
-    var residentBytes: Int
+    public var residentBytes: Int
 
     /// Reads the figures of a process (`self` by default).
     /// - Returns: `nil` when `/proc` has no such process or lacks the fields.
-    static func read(pid: String = "self") -> MemoryUsage? {
+    public static func read(pid: String = "self") -> ProcessMemory? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         func field(_ name: String) -> Int? {
             guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return nil }
@@ -17,6 +17,6 @@ struct MemoryUsage: Sendable, Codable, Hashable {
             return digits.map { $0 * 1024 }  // the kernel reports kB
         }
         guard let peak = field("VmHWM"), let resident = field("VmRSS") else { return nil }
-        return MemoryUsage(peakBytes: peak, residentBytes: resident)
+        return ProcessMemory(peakBytes: peak, residentBytes: resident)
     }
 }
