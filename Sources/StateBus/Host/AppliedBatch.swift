@@ -13,5 +13,26 @@ struct AppliedBatch: Sendable {
     /// The write's id (0 for the host's own changes).
     let writeID: UInt64
     /// The changes, each resolved to the property's new whole value.
-    let changes: [ObjectStore.Resolved]
+    let changes: BatchChanges
+}
+
+/// A batch's resolved changes: the first inline, any others in a list, so the common batch
+/// of one change costs no allocation (a burst of the host's own updates queues millions).
+struct BatchChanges: RandomAccessCollection, Sendable {
+    let first: ObjectStore.Resolved
+    let rest: [ObjectStore.Resolved]
+
+    init(_ first: ObjectStore.Resolved, rest: [ObjectStore.Resolved] = []) {
+        self.first = first
+        self.rest = rest
+    }
+
+    /// The changes of a non-empty list.
+    init(_ all: [ObjectStore.Resolved]) {
+        self.init(all[0], rest: Array(all.dropFirst()))
+    }
+
+    var startIndex: Int { 0 }
+    var endIndex: Int { rest.count + 1 }
+    subscript(position: Int) -> ObjectStore.Resolved { position == 0 ? first : rest[position - 1] }
 }

@@ -6,19 +6,18 @@ extension ObjectStore {
     /// one path write at a time stops at ``HostLimits/maxPropertyBytes`` as a whole value does.
     /// - Throws: `tooLarge`, naming the property, its size and the bound.
     func checkSizes(of resolved: [Resolved], limits: HostLimits) throws(StateBusError) {
-        let object = definition.name
-        if resolved.count == 1 {
-            // The common write of one property: the same checks without the list.
-            let item = resolved[0]
-            try checkPropertySize(item, limits: limits)
-            let writeBytes = item.change.replacesWholeValue ? item.size : item.change.value.encodedSizeBound
-            let total = totalBytes + item.size - sizes[item.property]
-            guard writeBytes <= limits.maxObjectBytes, total <= limits.maxObjectBytes else {
-                return try checkSizes(of: resolved, limits: limits, general: true)
-            }
-            return
-        }
+        if resolved.count == 1 { return try checkSize(of: resolved[0], limits: limits) }
         try checkSizes(of: resolved, limits: limits, general: true)
+    }
+
+    /// ``checkSizes(of:limits:)`` for a batch of one change, without lists.
+    func checkSize(of item: Resolved, limits: HostLimits) throws(StateBusError) {
+        try checkPropertySize(item, limits: limits)
+        let writeBytes = item.change.replacesWholeValue ? item.size : item.change.value.encodedSizeBound
+        let total = totalBytes + item.size - sizes[item.property]
+        guard writeBytes <= limits.maxObjectBytes, total <= limits.maxObjectBytes else {
+            return try checkSizes(of: [item], limits: limits, general: true)
+        }
     }
 
     private func checkPropertySize(_ item: Resolved, limits: HostLimits) throws(StateBusError) {

@@ -59,6 +59,9 @@ struct ObjectStore: Sendable {
         var part: Value? = nil
     }
 
+    /// What earlier changes of a batch made a property hold (a batch of several changes).
+    typealias Working = [(property: Int, value: Value, size: Int)]
+
     /// Checks changes as one batch, without changing anything.
     /// - Parameters:
     ///   - changes: the changes, applied in order (later ones see earlier ones).
@@ -67,83 +70,98 @@ struct ObjectStore: Sendable {
     /// - Returns: the resolved changes.
     /// - Throws: `StateBusError` with the first reason the batch cannot apply.
     func validate(_ changes: [PropertyChange], fromView: Bool, limits: HostLimits = HostLimits()) throws(StateBusError) -> [Resolved] {
-        let object = definition.name
-        guard !changes.isEmpty else { throw StateBusError(.badRequest, "a write must change at least one property", object: object) }
-        // Values set by earlier changes of this batch (only a batch of several changes has
-        // any): never a copy of `values`, which would copy the whole object on every write.
-        var working: [(property: Int, value: Value, size: Int)] = []
+        guard !changes.isEmpty else { throw StateBusError(.badRequest, "a write must change at least one property", object: definition.name) }
+        // Values set by earlier changes of this batch. Not a copy of `values`: changing a copy
+        // would copy the whole object, on every write.
+        var working: Working = []
         var resolved: [Resolved] = []
         resolved.reserveCapacity(changes.count)
         for change in changes {
-            guard let index = definition.index(of: change.property) else {
-                let known = definition.properties.map(\.name).joined(separator: ", ")
-                throw StateBusError(.unknownProperty, "no property '\(change.property)'; known: \(known)", object: object, property: change.property)
-            }
-            let property = definition.properties[index]
-            if fromView && !property.isWritable {
-                throw StateBusError(
-                    .readOnly, "'\(property.name)' is read-only for views; only the host updates it", object: object, property: property.name)
-            }
-            if let expected = change.expectedVersion, expected != versions[index] {
-                throw StateBusError(
-                    .versionConflict,
-                    "expected version \(expected), but '\(property.name)' is at version \(versions[index]); read it again and retry",
-                    object: object, property: property.name)
-            }
-            let earlier = changes.count > 1 ? working.last { $0.property == index } : nil
-            let normalized: Value
-            var keyed: KeyedWrite?
-            do {
-                if change.replacesWholeValue, property.normalizeElement == nil {
-                    // The common write of a whole value: the current value is not needed.
-                    normalized = try property.normalize(change.value)
-                } else {
-                    let current = earlier?.value ?? values[index]
-                    if let normalizeElement = property.normalizeElement, let write = try Self.keyedWrite(change, of: current, normalizeElement) {
-                        keyed = write
-                        normalized = write.collection
-                    } else {
-                        normalized = try property.normalize(Self.candidate(change, of: current))
-                    }
-                }
-            } catch let error as ValuePathError {
-                let verb = change.operation == .replace ? "set" : change.operation.rawValue
-                throw StateBusError(
-                    .invalidPath, "cannot \(verb) \(change.path) in '\(property.name)': \(error.reason)", object: object, property: property.name)
-            } catch let error as StateBusError {
-                throw StateBusError(error.code, error.message, object: object, property: property.name)
-            } catch {
-                throw StateBusError(.other, "\(error)", object: object, property: property.name)
-            }
-            if fromView, let elementValidator = property.elementValidator {
-                let written: [Value]
-                if let keyed {
-                    written = keyed.element.map { [$0] } ?? []
-                } else if case .list(let items) = normalized {
-                    written = items
-                } else {
-                    written = []
-                }
-                for element in written {
-                    if let reason = elementValidator.check(element) {
-                        throw StateBusError(.validationFailed, reason, object: object, property: property.name)
-                    }
-                }
-            }
-            if fromView {
-                for validator in property.validators {
-                    if let reason = validator(normalized) {
-                        throw StateBusError(.validationFailed, reason, object: object, property: property.name)
-                    }
-                }
-            }
-            let currentSize = earlier?.size ?? sizes[index]
-            let size = keyed.map { currentSize + $0.sizeChange } ?? normalized.encodedSizeBound
-            if changes.count > 1 { working.append((index, normalized, size)) }
-            resolved.append(Resolved(property: index, change: change, newValue: normalized, size: size, part: keyed?.part))
+            let item = try resolve(change, fromView: fromView, after: working)
+            if changes.count > 1 { working.append((item.property, item.newValue, item.size)) }
+            resolved.append(item)
         }
         try checkSizes(of: resolved, limits: limits)
         return resolved
+    }
+
+    /// Checks one change as a batch of its own, without changing anything: the common write,
+    /// without lists.
+    func validate(_ change: PropertyChange, fromView: Bool, limits: HostLimits = HostLimits()) throws(StateBusError) -> Resolved {
+        let item = try resolve(change, fromView: fromView, after: [])
+        try checkSize(of: item, limits: limits)
+        return item
+    }
+
+    /// Resolves one change of a batch to the property's new value: name, rights, version,
+    /// path or element operation, type and the model's validators.
+    private func resolve(_ change: PropertyChange, fromView: Bool, after working: Working) throws(StateBusError) -> Resolved {
+        let object = definition.name
+        guard let index = definition.index(of: change.property) else {
+            let known = definition.properties.map(\.name).joined(separator: ", ")
+            throw StateBusError(.unknownProperty, "no property '\(change.property)'; known: \(known)", object: object, property: change.property)
+        }
+        let property = definition.properties[index]
+        if fromView && !property.isWritable {
+            throw StateBusError(
+                .readOnly, "'\(property.name)' is read-only for views; only the host updates it", object: object, property: property.name)
+        }
+        if let expected = change.expectedVersion, expected != versions[index] {
+            throw StateBusError(
+                .versionConflict,
+                "expected version \(expected), but '\(property.name)' is at version \(versions[index]); read it again and retry",
+                object: object, property: property.name)
+        }
+        let earlier = working.last { $0.property == index }
+        let normalized: Value
+        var keyed: KeyedWrite?
+        do {
+            if change.replacesWholeValue, property.normalizeElement == nil {
+                // The common write of a whole value: the current value is not needed.
+                normalized = try property.normalize(change.value)
+            } else {
+                let current = earlier?.value ?? values[index]
+                if let normalizeElement = property.normalizeElement, let write = try Self.keyedWrite(change, of: current, normalizeElement) {
+                    keyed = write
+                    normalized = write.collection
+                } else {
+                    normalized = try property.normalize(Self.candidate(change, of: current))
+                }
+            }
+        } catch let error as ValuePathError {
+            let verb = change.operation == .replace ? "set" : change.operation.rawValue
+            throw StateBusError(
+                .invalidPath, "cannot \(verb) \(change.path) in '\(property.name)': \(error.reason)", object: object, property: property.name)
+        } catch let error as StateBusError {
+            throw StateBusError(error.code, error.message, object: object, property: property.name)
+        } catch {
+            throw StateBusError(.other, "\(error)", object: object, property: property.name)
+        }
+        if fromView, let elementValidator = property.elementValidator {
+            let written: [Value]
+            if let keyed {
+                written = keyed.element.map { [$0] } ?? []
+            } else if case .list(let items) = normalized {
+                written = items
+            } else {
+                written = []
+            }
+            for element in written {
+                if let reason = elementValidator.check(element) {
+                    throw StateBusError(.validationFailed, reason, object: object, property: property.name)
+                }
+            }
+        }
+        if fromView {
+            for validator in property.validators {
+                if let reason = validator(normalized) {
+                    throw StateBusError(.validationFailed, reason, object: object, property: property.name)
+                }
+            }
+        }
+        let currentSize = earlier?.size ?? sizes[index]
+        let size = keyed.map { currentSize + $0.sizeChange } ?? normalized.encodedSizeBound
+        return Resolved(property: index, change: change, newValue: normalized, size: size, part: keyed?.part)
     }
 
     /// Checks changes as one batch and applies them, or throws and changes nothing: the
@@ -156,6 +174,23 @@ struct ObjectStore: Sendable {
     ) throws(StateBusError) -> (sequence: UInt64, resolved: [Resolved]) {
         let resolved = try validate(changes, fromView: fromView, limits: limits)
         return (apply(resolved), resolved)
+    }
+
+    /// ``validateAndApply(_:fromView:limits:)-([PropertyChange],_,_)`` for a batch of one change.
+    mutating func validateAndApply(_ change: PropertyChange, fromView: Bool, limits: HostLimits) throws(StateBusError) -> (sequence: UInt64, resolved: Resolved) {
+        let resolved = try validate(change, fromView: fromView, limits: limits)
+        return (apply(resolved), resolved)
+    }
+
+    /// Applies one resolved change as the next batch.
+    /// - Returns: the batch's sequence number.
+    mutating func apply(_ change: Resolved) -> UInt64 {
+        sequence += 1
+        values[change.property] = change.newValue
+        versions[change.property] = sequence
+        totalBytes += change.size - sizes[change.property]
+        sizes[change.property] = change.size
+        return sequence
     }
 
     /// Applies resolved changes as the next batch.

@@ -77,15 +77,40 @@ final class SourceOfTruth: Sendable {
         _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64,
         whenDurable: DurabilityWaiter? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
+        try apply(changes.count == 1 ? .one(changes[0]) : .many(changes), to: object, fromView: origin, writeID: writeID, whenDurable: whenDurable)
+    }
+
+    /// ``apply(_:to:fromView:writeID:whenDurable:)-([PropertyChange],_,_,_,_)`` for a batch of one
+    /// change: the host's own updates, without a list to allocate.
+    func apply(_ change: PropertyChange, to object: String) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
+        try apply(.one(change), to: object, fromView: nil, writeID: 0, whenDurable: nil)
+    }
+
+    /// A batch's changes as given: one, or a list.
+    private enum Changes {
+        case one(PropertyChange)
+        case many([PropertyChange])
+    }
+
+    private func apply(
+        _ changes: Changes, to object: String, fromView origin: String?, writeID: UInt64, whenDurable: DurabilityWaiter?
+    ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
         guard let index = index(of: object) else {
             throw StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
         }
         let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
             let sequence: UInt64
-            let resolved: [ObjectStore.Resolved]
+            let resolved: BatchChanges
             do throws(StateBusError) {
                 // Changed in place: a copy of the store would copy every value of the object.
-                (sequence, resolved) = try inner.stores[index].validateAndApply(changes, fromView: origin != nil, limits: limits)
+                switch changes {
+                case .one(let change):
+                    let applied = try inner.stores[index].validateAndApply(change, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (applied.sequence, BatchChanges(applied.resolved))
+                case .many(let list):
+                    let applied = try inner.stores[index].validateAndApply(list, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (applied.sequence, BatchChanges(applied.resolved))
+                }
             } catch {
                 return .failure(error)
             }
@@ -99,7 +124,12 @@ final class SourceOfTruth: Sendable {
         switch result {
         case .failure(let error): throw error
         case .success(let (sequence, schedule)):
-            feeds[index].notify(changes)
+            if feeds[index].isObserved {
+                switch changes {
+                case .one(let change): feeds[index].notify([change])
+                case .many(let list): feeds[index].notify(list)
+                }
+            }
             return (sequence, schedule)
         }
     }

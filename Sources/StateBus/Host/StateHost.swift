@@ -144,7 +144,17 @@ public final class StateHost: Sendable {
     /// - Throws: `StateBusError` (`unknownObject`, `unknownProperty`, `typeMismatch`, `invalidPath`).
     @discardableResult
     public func update(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) throws(StateBusError) -> UInt64 {
-        try apply([PropertyChange(property, at: path, to: value)], to: object)
+        let result = try state.apply(PropertyChange(property, at: path, to: value), to: object)
+        schedulePublish(if: result.schedulePublish)
+        return result.sequence
+    }
+
+    /// Has the loop publish what is queued, when the source of truth asked for it (the first
+    /// change queued since the last publication; a burst's changes wait for its timer).
+    private func schedulePublish(if needed: Bool) {
+        guard needed else { return }
+        let engine = self.engine
+        loop.execute { _ in engine.value.publishPending() }
     }
 
     /// Applies several changes to one object as one batch: views see all or none of them.
@@ -153,10 +163,7 @@ public final class StateHost: Sendable {
     @discardableResult
     public func apply(_ changes: [PropertyChange], to object: String) throws(StateBusError) -> UInt64 {
         let result = try state.apply(changes, to: object, fromView: nil, writeID: 0)
-        if result.schedulePublish {
-            let engine = self.engine
-            loop.execute { _ in engine.value.publishPending() }
-        }
+        schedulePublish(if: result.schedulePublish)
         return result.sequence
     }
 

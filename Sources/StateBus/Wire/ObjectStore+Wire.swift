@@ -32,7 +32,7 @@ extension ObjectStore.Resolved {
 extension ObjectStore {
     /// The version-1 wire changes of a batch of `definition`'s object (see
     /// ``ObjectStore/Resolved/published``).
-    static func wireChanges(_ resolved: [Resolved], of definition: ObjectDefinition) -> [Statebus_V1_Change] {
+    static func wireChanges(_ resolved: some Sequence<Resolved>, of definition: ObjectDefinition) -> [Statebus_V1_Change] {
         resolved.map { item in
             let published = item.published
             var change = Statebus_V1_Change()
