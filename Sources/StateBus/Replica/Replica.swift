@@ -171,7 +171,10 @@ public final class Replica: Sendable {
     ///   error, or the host's error (`unknownObject`), `unsafeEndpoint` (the endpoint is in a
     ///   runtime folder that is not private), or `.closed`.
     public func waitUntilLive(timeout: Duration = .seconds(10)) async throws {
-        try await waitFor(timeout: timeout, "the replica of '\(object)' to be live") { replica in
+        // The connection's changes only (they include lastError's): an observer of values
+        // would have the first snapshot build a set of every property's name (4 MB for
+        // 100,000 properties) for a wait that does not look at values.
+        try await waitFor(timeout: timeout, "the replica of '\(object)' to be live", observing: [shared.connectionFeed]) { replica in
             // Errors that waiting cannot cure end the wait at once.
             if let error = replica.lastError, [.unknownObject, .unsafeEndpoint, .forbidden, .handshakeFailed].contains(error.code) { throw error }
             if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
@@ -187,10 +190,15 @@ public final class Replica: Sendable {
     ///   - condition: checked now and after each change; may throw to stop waiting.
     /// - Throws: `StateBusError.timeout` with the last state seen.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
+        try await waitFor(timeout: timeout, what, observing: [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes], condition)
+    }
+
+    /// ``waitFor(timeout:_:_:)`` checking after the events of the given feeds only.
+    func waitFor(
+        timeout: Duration, _ what: String, observing feeds: [ChangeFeed], _ condition: @escaping @Sendable (Replica) throws -> Bool
+    ) async throws {
         // Subscribed before the first check, so no event between the two is missed.
-        let observed = [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes].map {
-            PropertyChanges(feed: $0).makeAsyncIterator()
-        }
+        let observed = feeds.map { PropertyChanges(feed: $0).makeAsyncIterator() }
         if try condition(self) { return }
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for iterator in observed {

@@ -50,7 +50,9 @@ struct BenchReport: Codable, Sendable {
         }
     }
 
-    /// A goal from the project's performance rules, with the figure that decides it.
+    /// A target the figures are judged against (a bar of issue 14 or a goal beyond it, see
+    /// ``BenchTarget``, or a goal of the project's performance rules), with the figure that
+    /// decides it.
     struct Goal: Codable, Sendable {
         var text: String
         /// "met", "missed" or "not available".
@@ -148,8 +150,9 @@ struct BenchReport: Codable, Sendable {
             if value >= 1e6 { return String(format: "%.1f ms", value / 1e6) }
             return String(format: "%.1f µs", value / 1e3)
         case "bytes":
-            if value < 1_048_576 { return String(format: "%.1f KB", value / 1024) }
-            return String(format: "%.1f MB", value / 1_048_576)
+            // Binary units, as RSS is counted (the QtRO peer's "MB" is KiB / 1024 too).
+            if value < 1_048_576 { return String(format: "%.1f KiB", value / 1024) }
+            return String(format: "%.1f MiB", value / 1_048_576)
         default:
             return String(format: "%.0f", value)
         }

@@ -1,0 +1,94 @@
+/// The figures `statebus bench` judges, and what each must reach: issue 14's table of bars
+/// (what protocol version 2 had to reach) and goals beyond them, by the rows' keys. A target
+/// on a ratio is judged against raw libzmq measured in the same run, the only comparison
+/// that means something on a noisy machine; an absolute target (the join's time, the view's
+/// memory) has no raw equivalent.
+struct BenchTarget: Sendable {
+    /// A threshold a row's figure is held to.
+    enum Threshold: Sendable {
+        /// StateBus over raw at least this (throughput).
+        case ratioAtLeast(Double)
+        /// StateBus over raw at most this (latency).
+        case ratioAtMost(Double)
+        /// The StateBus figure itself at most this, in the row's unit.
+        case atMost(Double)
+
+        /// Whether the row meets the threshold; `nil` when the figure it needs is missing.
+        func isMet(by row: BenchReport.Row) -> Bool? {
+            switch self {
+            case .ratioAtLeast(let bound): row.ratio.map { $0 >= bound }
+            case .ratioAtMost(let bound): row.ratio.map { $0 <= bound }
+            case .atMost(let bound): row.statebus.map { $0 <= bound }
+            }
+        }
+
+        /// The threshold for the table's goal column: `≥0.35x`, `≤100.0 ms`.
+        func label(unit: String) -> String {
+            switch self {
+            case .ratioAtLeast(let bound): "≥\(Self.ratio(bound))"
+            case .ratioAtMost(let bound): "≤\(Self.ratio(bound))"
+            case .atMost(let bound): "≤\(BenchReport.format(bound, unit: unit))"
+            }
+        }
+
+        /// The figure the threshold judges, for the list of goals: `0.37x`, `61.0 ms`.
+        func figure(of row: BenchReport.Row) -> String {
+            switch self {
+            case .ratioAtLeast, .ratioAtMost:
+                guard let ratio = row.ratio else { return "not available" }
+                return Self.ratio(ratio) + (row.statebus.map { " (\(BenchReport.format($0, unit: row.unit)))" } ?? "")
+            case .atMost:
+                return row.statebus.map { BenchReport.format($0, unit: row.unit) } ?? "not available"
+            }
+        }
+
+        private static func ratio(_ value: Double) -> String { String(format: "%.2fx", value) }
+    }
+
+    /// What the target is about, for the list of goals.
+    let what: String
+    /// What the figure had to reach (issue 14's bar); `nil` for a goal without a bar.
+    let bar: Threshold?
+    /// The goal beyond the bar.
+    let beyond: Threshold?
+
+    /// The targets by row key.
+    static let byKey: [String: BenchTarget] = [
+        "throughput.int.1": BenchTarget(what: "Int updates/s at 1 view", bar: .ratioAtLeast(0.35), beyond: .ratioAtLeast(0.5)),
+        "throughput.int.3": BenchTarget(what: "Int updates/s at each of 3 views", bar: .ratioAtLeast(0.35), beyond: .ratioAtLeast(0.5)),
+        "throughput.struct.1": BenchTarget(what: "struct (3 fields) updates/s at 1 view", bar: .ratioAtLeast(0.15), beyond: .ratioAtLeast(0.3)),
+        "throughput.string.1": BenchTarget(what: "String(256 B) updates/s at 1 view", bar: nil, beyond: .ratioAtLeast(0.5)),
+        "echo.own.p50": BenchTarget(what: "write→own confirmation p50 against raw DEALER↔ROUTER", bar: .ratioAtMost(1.1), beyond: nil),
+        "echo.other.p50": BenchTarget(what: "write→echo at another view p50 against raw DEALER→ROUTER→PUB→SUB", bar: .ratioAtMost(1.1), beyond: nil),
+        "echo.own.pinned.p50": BenchTarget(
+            what: "write→own confirmation p50, low-latency profile, against raw pinned", bar: nil, beyond: .ratioAtMost(1.1)),
+        "echo.other.pinned.p50": BenchTarget(
+            what: "write→echo at another view p50, low-latency profile, against raw pinned", bar: nil, beyond: .ratioAtMost(1.1)),
+        // QtRO's figures of 2026-11-23 (DESIGN.md §8) are the goals beyond: 57 ms, 27 MiB.
+        "join.100000": BenchTarget(what: "late join of 100,000 properties", bar: .atMost(100e6), beyond: .atMost(57e6)),
+        "memory.view.100000": BenchTarget(
+            what: "view peak RSS holding 100,000 properties", bar: .atMost(35 * 1_048_576), beyond: .atMost(27 * 1_048_576))
+    ]
+}
+
+extension BenchReport {
+    /// Judges every row that has a target: writes the verdicts into the row's goal column
+    /// and the list of goals. Rows without their figure are judged "not available".
+    mutating func judgeTargets() {
+        for index in rows.indices {
+            guard let key = rows[index].key, let target = BenchTarget.byKey[key] else { continue }
+            let row = rows[index]
+            var cells: [String] = []
+            if let bar = target.bar {
+                let status = goal("bar: \(target.what) \(bar.label(unit: row.unit))", met: bar.isMet(by: row), figure: bar.figure(of: row))
+                cells.append("bar \(bar.label(unit: row.unit)): \(status)")
+            }
+            if let beyond = target.beyond {
+                let status = goal(
+                    "goal: \(target.what) \(beyond.label(unit: row.unit))", met: beyond.isMet(by: row), figure: beyond.figure(of: row))
+                cells.append("goal \(beyond.label(unit: row.unit)): \(status)")
+            }
+            rows[index].goal = cells.joined(separator: "; ")
+        }
+    }
+}
