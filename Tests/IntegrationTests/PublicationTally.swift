@@ -68,6 +68,9 @@ final class PublicationTally: Sendable {
     /// Integer values published below an earlier value of the same property, described.
     var regressions: [String] { backwards.withLock { $0 } }
 
+    /// The highest integer published for `property` (in protocol version 1's form), if any.
+    func highest(of property: String) -> Int64? { highest.withLock { $0[property] } }
+
     /// Stops counting.
     func stop() { stopped.store(true, ordering: .relaxed) }
 }

@@ -100,6 +100,62 @@ struct RelayProcessTests {
     }
 }
 
+/// A relay's views of protocol version 1 across the relay's own re-join of its upstream.
+@Suite("Relays: version-1 views keep their batches when the relay joins its upstream again")
+struct RelayVersion1Tests {
+    @Test("a version-1 subscriber of a relay gets the batches made after the relay joined its stopped-and-resumed host again")
+    func version1BatchesAfterRejoin() async throws {
+        let folder = "/tmp/sbr-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let statebus = try BuiltProducts.executable("statebus")
+        let hostControl = "ipc://\(folder)/host"
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: ["host", "--control", hostControl, "--object", "Counter", "--property", "count:int=0", "--heartbeat-ms", "200", "--no-persistence"],
+            name: "host")
+        defer { host.terminate() }
+        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        let relay = try NodeProcess(
+            executable: statebus, arguments: ["relay", "--upstream", hostControl, "--control", "ipc://\(folder)/relay"], name: "relay")
+        defer { relay.terminate() }
+        try await relay.waitForLine("the relay ready") { $0.hasPrefix("ready ") }
+        let ready = try #require(relay.output.first { $0.hasPrefix("ready ") })
+        let updates = try #require(ready.split(separator: " ").first { $0.hasPrefix("updates=") }?.dropFirst("updates=".count))
+
+        // A subscriber of version 1's batches (topic u/Counter) on the relay.
+        let tally = PublicationTally(updatesEndpoint: String(updates), object: "Counter")
+        defer { tally.stop() }
+        /// Sets `count` on the host and waits up to `timeout` for the subscriber to see it.
+        func setAndSee(_ value: Int64, timeout: Duration) async throws -> Bool {
+            let run = try await runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "\(value)"])
+            #expect(run.status == 0, "\(run.output)")
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline {
+                if let seen = tally.highest(of: "count"), seen >= value { return true }
+                try await Task.sleep(for: .milliseconds(20))  // polling the tally, not waiting for an event
+            }
+            return false
+        }
+        // The subscription reaches the relay in its own time: set values until one is seen.
+        var value: Int64 = 0
+        let subscribedBy = ContinuousClock.now + .seconds(60)
+        repeat {
+            value += 1
+        } while try await !setAndSee(value, timeout: .seconds(1)) && ContinuousClock.now < subscribedBy
+        try #require(tally.highest(of: "count") == value, "the subscriber never saw a batch through the relay")
+
+        // The host stopped: the relay hears nothing for three heartbeats and joins again.
+        let mark = relay.lineCount
+        host.pause()
+        try await relay.waitForLine("the relay's re-join", after: mark, timeout: .seconds(30)) { $0.contains("again") }
+        host.resume()
+        try await relay.waitForLine("the relay relaying again", after: mark, timeout: .seconds(30)) { $0.contains("relaying") && $0.hasSuffix("again") }
+
+        #expect(try await setAndSee(1000, timeout: .seconds(20)), "no version-1 batch after the re-join; highest seen \(String(describing: tally.highest(of: "count")))")
+    }
+}
+
 /// Launch files with relays, and launch files of views whose host runs elsewhere.
 @Suite("Relays in launch files")
 struct RelayLaunchTests {

@@ -92,6 +92,17 @@ struct ReplicationTests {
         #expect(error?.code == .unknownObject)
         #expect(error?.message.contains("SharedData") == true)
     }
+
+    @Test("a host that serves no object at all is reported as such, not asked again and again")
+    func hostWithoutObjects() async throws {
+        let host = try await Fixtures.host(objects: [])
+        defer { host.stop() }
+        let replica = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint)
+        defer { replica.close() }
+        let error = await #expect(throws: StateBusError.self) { try await replica.waitUntilLive(timeout: .seconds(20)) }
+        #expect(error?.code == .unknownObject)
+        #expect(error?.message.contains("no objects at all") == true)
+    }
 }
 
 extension Sequence {

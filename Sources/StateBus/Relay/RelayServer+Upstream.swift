@@ -77,6 +77,7 @@ extension RelayServer {
     /// unanswered writes again in order: no write overtakes one sent before it.
     func rejoinUpstream(because reason: String) {
         logger.info("joining \(configuration.upstreamControlEndpoint) again: \(reason)")
+        joinLogged = false
         counters.upstreamReconnects.add(1, ordering: .relaxed)
         closeUpstream()
         for (_, write) in forwarded {
@@ -196,7 +197,9 @@ extension RelayServer {
         sessionToken = welcome.sessionToken
         gate = SubscriptionGate(objects: relayed, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
         gateObjects = relayed
-        publishesVersion1 = []
+        // Views stay subscribed to the relay across its re-join upstream, so an object keeps
+        // its version-1 form while it is still relayed (sticky, as on a host).
+        publishesVersion1.formIntersection(relayed)
         var fresh: [String: ObjectCopy] = [:]
         relayedIndexes = [:]
         for (index, schema) in welcome.objects.enumerated() where relayed.contains(schema.name) {
@@ -266,9 +269,11 @@ extension RelayServer {
     private func noteSynced() {
         let synced = copies.values.allSatisfy(\.isSynced)
         counters.synced.store(synced && phase == .live, ordering: .relaxed)
-        if synced, !joinedBefore {
+        if synced, !joinLogged {
+            joinLogged = true
+            logger.info(
+                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(configuration.upstreamControlEndpoint)\(joinedBefore ? " again" : "")")
             joinedBefore = true
-            logger.info("relaying \(copies.keys.sorted().joined(separator: ", ")) of \(configuration.upstreamControlEndpoint)")
         }
         retryParked()
     }

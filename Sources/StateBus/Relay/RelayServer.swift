@@ -92,6 +92,9 @@ final class RelayServer {
     var lastSent = ContinuousClock.now
     /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
     var joinedBefore = false
+    /// Whether the current join has been logged as done ("relaying …"): once per join, so a
+    /// re-join's "joining … again" is followed by its outcome.
+    var joinLogged = false
     /// CURVE, the ZAP handler and authorization by role towards views, when the relay has keys.
     let keyGuard: HostGuard?
     /// What the key guard counts (refused handshakes, forbidden requests).

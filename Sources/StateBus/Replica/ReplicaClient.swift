@@ -328,13 +328,14 @@ final class ReplicaClient {
             known = schema  // the host's schema is the one we hold
         } else if let found = welcome.object {
             known = KnownSchema(hash: welcome.schemaHash, objectIndex: found.index, layout: PropertyLayout(names: found.names, kinds: found.kinds))
-        } else if welcome.objectNames.isEmpty {
-            // A schema hash we do not hold (it changed since we asked): ask with none.
+        } else if welcome.objectNames.isEmpty, schema != nil {
+            // A schema hash we do not hold (it changed since we asked): ask with none. (Asked
+            // with none, an empty list means the host serves no object at all.)
             schema = nil
             sayHello()
             return
         } else {
-            let served = welcome.objectNames.joined(separator: ", ")
+            let served = welcome.objectNames.isEmpty ? "no objects at all" : welcome.objectNames.joined(separator: ", ")
             fail(StateBusError(.unknownObject, "the host at \(controlEndpoint) serves no object '\(object)'; it serves: \(served)", object: object))
             return
         }
