@@ -5,25 +5,42 @@ import StateBusWire
 import SwiftProtobuf
 import ZeroMQ
 
-/// Writes the seed corpus: real requests as a view encodes them, and the replies and
-/// publications a real `StateHost` sends back, captured from its sockets. Each file is one
-/// `FuzzInput`.
+/// Writes the seed corpus: real requests of both protocol versions as views encode them
+/// (``CorpusRequests``), subscriptions, and the replies and publications a real `StateHost`
+/// sends back, captured from its sockets: welcomes, snapshot chunks and parts, write
+/// answers, runs on `u2/Target` and batches on `u/Target`, heartbeats and a join marker.
+/// Each file is one `FuzzInput`, named after what it holds; the folder's old `.bin` files
+/// are removed first.
+///
+/// It also checks the replica target's stand-in against the host: the host's version-2
+/// welcome must carry the schema hash and property tables ``FuzzObjects`` computes, or the
+/// stand-in would no longer welcome a replica as a host does.
 enum CorpusWriter {
     static func write(to folder: String) async throws -> Int {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for old in try FileManager.default.contentsOfDirectory(atPath: folder) where old.hasSuffix(".bin") {
+            try FileManager.default.removeItem(atPath: "\(folder)/\(old)")
+        }
         var written = 0
-        func save(_ name: String, _ input: FuzzInput) throws {
+        var counts: [String: Int] = [:]
+        func save(_ name: String, _ input: FuzzInput, numbered: Bool = false) throws {
             var bytes: [UInt8] = []
             input.encode(into: &bytes)
-            try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/\(name).bin"))
+            var file = name
+            if numbered {
+                file += "-\(counts[name, default: 0])"
+                counts[name, default: 0] += 1
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: "\(folder)/\(file).bin"))
             written += 1
         }
-        let requests = Self.requests()
-        for (name, request) in requests {
-            try save("request-\(name)", FuzzInput(channel: .request, frames: [try request.serializedBytes()]))
+        let requests = CorpusRequests.all()
+        for (name, bytes) in requests {
+            try save("request-\(name)", FuzzInput(channel: .request, frames: [bytes]))
         }
-        let viewID = "7F3A9C2E-0B1D-4E5F-8A6B-1C2D3E4F5A6B"
-        for (name, topic) in [("updates", "u/Target"), ("heartbeat", "hb"), ("join", "j/\(viewID)")] {
+        let viewID = CorpusRequests.viewID
+        let topics = [("updates-v1", "u/Target"), ("runs-v2", "u2/Target"), ("heartbeat", "hb"), ("join", "j/\(viewID)")]
+        for (name, topic) in topics {
             try save("subscription-\(name)", FuzzInput(channel: .subscription, frames: [[1] + Array(topic.utf8) + [0]]))
         }
         try save("subscription-cancel", FuzzInput(channel: .subscription, frames: [[0] + Array("j/\(viewID)".utf8) + [0]]))
@@ -48,103 +65,79 @@ enum CorpusWriter {
             subscriber.close()
         }
         try dealer.connect(host.controlEndpoint)
-        try subscriber.subscribe([UInt8]())
+        // The host admits only the topics it serves (manual mode): each one asked for by name.
+        for (_, topic) in topics.dropLast() { try subscriber.subscribe(Array(topic.utf8) + [0]) }
         try subscriber.connect(host.updatesEndpoint)
-        // The join marker says the subscription is live before any write is published.
+        // The join marker says the subscriptions are live before any write is published.
         try subscriber.subscribe(Array("j/\(viewID)".utf8) + [0])
         let poller = Poller()
         _ = poller.add(subscriber, events: .readable)
         _ = poller.add(dealer, events: .readable)
-        var publications = 0
+        var seen: Set<String> = []
         var replies = 0
-        var sawMarker = false
-        var sawHeartbeat = false
+        var welcomeChecked = false
         func collect(until done: () -> Bool) throws {
             let deadline = ContinuousClock.now + .seconds(10)
             while !done() {
-                guard ContinuousClock.now < deadline else { throw Finding("the corpus host did not answer within 10 s") }
+                guard ContinuousClock.now < deadline else {
+                    throw Finding("the corpus host did not answer within 10 s (have \(seen.sorted()), \(replies) replies)")
+                }
                 _ = try poller.poll(timeout: .milliseconds(50))
                 while let frames = try subscriber.tryReceiveMultipart() {
-                    sawMarker = sawMarker || frames.first?.bytes.first == 0x6A
-                    sawHeartbeat = sawHeartbeat || frames.first?.bytes.first == 0x68
-                    try save("publication-\(publications)", FuzzInput(channel: .publication, frames: frames.map(\.bytes)))
-                    publications += 1
+                    let kind = publicationKind(frames.first?.bytes ?? [])
+                    seen.insert(kind)
+                    try save("publication-\(kind)", FuzzInput(channel: .publication, frames: frames.map(\.bytes)), numbered: true)
                 }
                 while let message = try dealer.tryReceive() {
-                    try save("reply-\(replies)", FuzzInput(channel: .reply, frames: [message.bytes]))
+                    let reply = try Statebus_V1_Reply(serializedBytes: message.bytes, options: WireDecoding.options)
+                    if case .welcome(let welcome) = reply.body, reply.protocolVersion == StateBusProtocol.version2, !welcome.objects.isEmpty {
+                        try checkStandIn(against: welcome)
+                        welcomeChecked = true
+                    }
+                    try save("reply-\(replyKind(reply))", FuzzInput(channel: .reply, frames: [message.bytes]), numbered: true)
                     replies += 1
                 }
             }
         }
-        try collect { sawMarker }
+        try collect { seen.contains("marker") }
         // A blocking send: it returns once queued, or throws.
-        for (_, request) in requests { try dealer.send(try request.serializedBytes() as [UInt8]) }
-        let expectedReplies = requests.count - requests.filter { $0.1.goodbye.viewID != "" }.count
-        try collect { replies >= expectedReplies && sawHeartbeat }
+        for (_, bytes) in requests { try dealer.send(bytes) }
+        let expectedReplies = requests.filter { !$0.name.hasSuffix("goodbye") }.count
+        try collect { replies >= expectedReplies && seen.isSuperset(of: ["heartbeat", "run", "batches"]) }
+        guard welcomeChecked else { throw Finding("the corpus host sent no version-2 welcome with its schema") }
         return written
     }
 
-    /// Requests as a Swift view makes them: hello, snapshot, ping, goodbye, and writes of
-    /// every kind (whole values, paths into maps and lists, compare-and-set, several changes).
-    static func requests() -> [(String, Statebus_V1_Request)] {
-        func request(_ id: UInt64, _ body: Statebus_V1_Request.OneOf_Body) -> Statebus_V1_Request {
-            var request = Statebus_V1_Request()
-            request.protocolVersion = StateBusProtocol.version
-            request.requestID = id
-            request.body = body
-            return request
+    /// Checks that the stand-in's version-2 welcome is the host's: the same schema hash,
+    /// the same property tables.
+    private static func checkStandIn(against welcome: Statebus_V1_Welcome) throws {
+        let expected = FuzzObjects.all.map(FuzzObjects.packedSchema(of:))
+        guard welcome.objects == expected, welcome.schemaHash == FuzzObjects.schemaHash(of: FuzzObjects.all) else {
+            throw Finding(
+                "the host's version-2 welcome no longer matches the fuzzer's stand-in (FuzzObjects+Schemas.swift): hash \(welcome.schemaHash) vs \(FuzzObjects.schemaHash(of: FuzzObjects.all)), objects \(welcome.objects) vs \(expected)"
+            )
         }
-        func write(_ id: UInt64, _ changes: [(String, ValuePath, Value, UInt64?)]) -> Statebus_V1_Request {
-            var write = Statebus_V1_WriteRequest()
-            write.object = "Target"
-            write.writeID = id
-            write.viewID = "7F3A9C2E-0B1D-4E5F-8A6B-1C2D3E4F5A6B"
-            write.changes = changes.map { property, path, value, expected in
-                var change = Statebus_V1_Change()
-                change.property = property
-                change.path = path.wire
-                change.value = value.wire
-                if let expected { change.expectedVersion = expected }
-                return change
-            }
-            return request(100 + id, .write(write))
+    }
+
+    private static func publicationKind(_ topic: [UInt8]) -> String {
+        if topic.starts(with: Array("u2/".utf8)) { return "run" }
+        if topic.starts(with: Array("u/".utf8)) { return "batches" }
+        if topic.starts(with: Array("hb".utf8)) { return "heartbeat" }
+        return "marker"
+    }
+
+    private static func replyKind(_ reply: Statebus_V1_Reply) -> String {
+        let version = "v\(reply.protocolVersion)"
+        switch reply.body {
+        case .welcome(let welcome): return "\(version)-welcome\(welcome.objects.isEmpty ? "-no-schema" : "")"
+        case .snapshotChunk: return "\(version)-snapshot-chunk"
+        case .snapshotPart: return "\(version)-snapshot-part"
+        case .writeReply(let write): return "\(version)-write-\(write.accepted ? "accepted" : "rejected")"
+        case .error: return "\(version)-error"
+        case .pong: return "\(version)-pong"
+        case .callReply: return "\(version)-call"
+        case .viewList: return "\(version)-views"
+        case nil: return "\(version)-empty"
         }
-        var hello = Statebus_V1_Hello()
-        hello.viewID = "7F3A9C2E-0B1D-4E5F-8A6B-1C2D3E4F5A6B"
-        hello.nodeName = "notes"
-        hello.objects = ["Target"]
-        var snapshot = Statebus_V1_SnapshotRequest()
-        snapshot.object = "Target"
-        var sentinel = snapshot
-        sentinel.object = "Sentinel"
-        var goodbye = Statebus_V1_Goodbye()
-        goodbye.viewID = hello.viewID
-        let user: Value = .map(["name": "bo", "email": "bo@example.com", "tags": .list([.string("x")])])
-        return [
-            ("hello", request(1, .hello(hello))),
-            ("snapshot", request(2, .snapshot(snapshot))),
-            ("snapshot-sentinel", request(3, .snapshot(sentinel))),
-            ("ping", request(4, .ping(Statebus_V1_Ping()))),
-            ("write-text", write(1, [("text", .root, "hi", nil)])),
-            ("write-count", write(2, [("count", .root, .int(7), nil)])),
-            ("write-ratio", write(3, [("ratio", .root, .double(1.5), nil)])),
-            ("write-flag", write(4, [("flag", .root, .bool(true), nil)])),
-            ("write-user", write(5, [("user", .root, user, nil)])),
-            ("write-user-email", write(6, [("user", ValuePath([.key("email")]), "c@example.com", nil)])),
-            ("write-user-tag", write(7, [("user", ValuePath([.key("tags"), .index(0)]), "y", nil)])),
-            ("write-any", write(8, [("any", .root, .list([.null, .bytes(Data([0, 1])), .map(["k": .double(2)])]), nil)])),
-            ("write-durable", write(9, [("durable", .root, .int(3), nil)])),
-            ("write-cas", write(10, [("count", .root, .int(8), 2)])),
-            ("write-several", write(11, [("text", .root, "both", nil), ("count", .root, .int(9), nil)])),
-            (
-                "write-sentinel",
-                {
-                    var request = write(12, [("secret", .root, "mine", nil)])
-                    request.write.object = "Sentinel"
-                    return request
-                }()
-            ),
-            ("goodbye", request(5, .goodbye(goodbye)))
-        ]
     }
 }

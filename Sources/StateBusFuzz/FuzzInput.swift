@@ -16,6 +16,10 @@ struct FuzzInput: Sendable, Equatable {
         case publication = 0x50  // "P"
         /// A reply to a replica on its control socket (ROUTER → DEALER).
         case reply = 0x52  // "R"
+        /// A write the replica makes through its own API (one frame: a version-2 write
+        /// request, as `WriteCodec` encodes it, whose changes are written), so that the
+        /// answers and echoes a replica gets meet writes in flight, and a crash file replays them.
+        case localWrite = 0x57  // "W"
     }
 
     var channel: Channel

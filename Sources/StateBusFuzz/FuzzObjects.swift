@@ -44,22 +44,4 @@ enum FuzzObjects {
     static let objectNames = ["Target", "Sentinel", "target", "Target\0", "", "Nope", "u/Target", String(repeating: "O", count: 300)]
     static let propertyNames = ["text", "count", "ratio", "flag", "user", "any", "durable", "secret", "locked", "", "nope", "text\0", "user.email"]
     static let viewIDs = ["fuzz-view-1", "fuzz-view-2", "", "\0", String(repeating: "v", count: 1000)]
-
-    /// The wire schema of an object, for the replica side's stand-in host (the host's own
-    /// conversion is internal to StateBus).
-    static func schema(of object: ObjectDefinition) -> Statebus_V1_ObjectSchema {
-        var schema = Statebus_V1_ObjectSchema()
-        schema.name = object.name
-        schema.properties = object.properties.map { property in
-            var wire = Statebus_V1_PropertySchema()
-            wire.name = property.name
-            wire.kind = property.kind?.wire ?? .any
-            wire.typeName = property.typeName
-            wire.writable = property.isWritable
-            wire.persisted = property.isPersisted
-            wire.optional = property.isOptional
-            return wire
-        }
-        return schema
-    }
 }

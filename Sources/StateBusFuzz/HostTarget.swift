@@ -83,7 +83,8 @@ final class HostTarget {
         }
         for (index, dealer) in dealers.enumerated() {
             while let message = try dealer.tryReceive() {
-                guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes), StateBusProtocol.versions.contains(reply.protocolVersion) else {
+                guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes), StateBusProtocol.versions.contains(reply.protocolVersion)
+                else {
                     throw Finding("the host sent a reply that is not a version-1 or version-2 Reply: \(message.bytes.prefix(64))")
                 }
                 if reply.requestID == marker, reply.pong.epoch == host.epoch { pongs.insert(index) }

@@ -2,8 +2,13 @@
 /// message a few bits away from another tests the decoder and the handler's checks far
 /// better than random bytes, which protobuf rejects at the first byte.
 enum Mutator {
-    /// Values that sit on limits: protobuf varint ends, wire types, lengths.
-    static let interesting: [UInt8] = [0x00, 0x01, 0x02, 0x07, 0x08, 0x0A, 0x10, 0x12, 0x1A, 0x22, 0x2A, 0x3F, 0x40, 0x62, 0x7F, 0x80, 0xFE, 0xFF]
+    /// Values that sit on limits: protobuf varint ends, wire types, lengths; and version 2's
+    /// keys and cells (a run's field 13, a part's field 17, the packed columns' 6 to 8, a
+    /// cell's encodings 5 to 7).
+    static let interesting: [UInt8] = [
+        0x00, 0x01, 0x02, 0x05, 0x06, 0x07, 0x08, 0x0A, 0x10, 0x12, 0x1A, 0x22, 0x2A, 0x32, 0x3A, 0x3F, 0x40, 0x42, 0x62, 0x6A, 0x7F, 0x80, 0x8A,
+        0xFE, 0xFF
+    ]
 
     /// Applies one to four mutations to `bytes`; `other` is a second message to splice in.
     static func mutate(_ bytes: [UInt8], splicing other: [UInt8], using random: inout SeededRandom) -> [UInt8] {
@@ -45,7 +50,8 @@ enum Mutator {
             .randomElement(using: &random)!
             bytes.replaceSubrange(at...at, with: replacement)
         case 8:  // nest: the message becomes a length-delimited field of itself
-            bytes = nest(bytes, field: [10, 11, 12, 13, 14, 1, 3, 7, 8].randomElement(using: &random)!, times: Int.random(in: 1...8, using: &random))
+            bytes = nest(
+                bytes, field: [10, 11, 12, 13, 14, 17, 1, 3, 4, 6, 7, 8].randomElement(using: &random)!, times: Int.random(in: 1...8, using: &random))
         case 9:  // an unknown field appended (proto3 keeps unknown fields)
             bytes += [0xF8, 0x07] + [UInt8.random(in: 0...0x7F, using: &random)]
         default:  // a run of one byte

@@ -1,3 +1,4 @@
+import Foundation
 import StateBusWire
 import SwiftProtobuf
 
@@ -31,10 +32,12 @@ struct RequestGenerator {
         return input
     }
 
-    /// A request frame: valid in shape, hostile in content.
+    /// A request frame: valid in shape, hostile in content; of either protocol version the
+    /// host speaks (now and then of another), and a write in version 2's own encoding.
     func request(using random: inout SeededRandom) -> [UInt8] {
         var request = Statebus_V1_Request()
-        request.protocolVersion = random.oneIn(12) ? [0, 2, 99, UInt32.max].randomElement(using: &random)! : StateBusProtocol.version
+        request.protocolVersion =
+            random.oneIn(12) ? [0, 3, 99, UInt32.max].randomElement(using: &random)! : StateBusProtocol.versions.randomElement(using: &random)!
         request.requestID = random.oneIn(8) ? [0, UInt64.max].randomElement(using: &random)! : UInt64.random(in: 1...1_000_000, using: &random)
         switch Int.random(in: 0..<12, using: &random) {
         case 0:
@@ -42,6 +45,11 @@ struct RequestGenerator {
             hello.viewID = random.oneIn(2) ? FuzzObjects.viewIDs.randomElement(using: &random)! : ValueGenerator.string(maxBytes: 256, using: &random)
             hello.nodeName = ValueGenerator.string(maxBytes: 64, using: &random)
             hello.objects = (0..<Int.random(in: 0...3, using: &random)).map { _ in FuzzObjects.objectNames.randomElement(using: &random)! }
+            // Version 2: the schema the view holds (the host's, none, or one it never had).
+            hello.schemaHash = [0, FuzzObjects.schemaHash(of: FuzzObjects.all), UInt64.random(in: 0...UInt64.max, using: &random)].randomElement(
+                using: &random)!
+            if random.oneIn(8) { hello.sessionToken = Data(random.bytes(random.length(upTo: 64))) }
+            if random.oneIn(16) { hello.relay = true }
             request.hello = hello
         case 1:
             var snapshot = Statebus_V1_SnapshotRequest()
@@ -54,6 +62,7 @@ struct RequestGenerator {
             request.goodbye = goodbye
         case 4: break  // no body
         case 5: request.views = Statebus_V1_ViewsRequest()
+        case 6, 7, 8: return fastWrite(version: request.protocolVersion, requestID: request.requestID, using: &random)
         default: request.write = write(using: &random)
         }
         var bytes: [UInt8] = (try? request.serializedBytes()) ?? []
@@ -80,6 +89,32 @@ struct RequestGenerator {
             return change
         }
         return write
+    }
+
+    /// A write as a version-2 view encodes it (`WriteCodec`, the host's fast path): changes
+    /// of every kind, element operations (insert, remove, move, positions far past the end,
+    /// steps by element id) among them.
+    private func fastWrite(version: UInt32, requestID: UInt64, using random: inout SeededRandom) -> [UInt8] {
+        let object = random.oneIn(4) ? FuzzObjects.objectNames.randomElement(using: &random)! : (random.oneIn(6) ? "Sentinel" : "Target")
+        let changes = (0..<Int.random(in: 0...4, using: &random)).map { _ in
+            var path = ValuePath(wire: ValueGenerator.path(using: &random))
+            if random.oneIn(6) { path = ValuePath(path.components + [.id(random.oneIn(2) ? .int(1) : .string("x"))]) }
+            let value =
+                random.oneIn(25)
+                ? Value(wire: ValueGenerator.deep(levels: Int.random(in: 10...80, using: &random), using: &random))
+                : Value(wire: ValueGenerator.value(depth: 3, maxBytes: random.oneIn(30) ? maxMessageBytes : 256, using: &random))
+            var change = PropertyChange(
+                FuzzObjects.propertyNames.randomElement(using: &random)!, at: path, to: value,
+                expectedVersion: random.oneIn(5) ? UInt64.random(in: 0...100, using: &random) : nil)
+            change.operation = random.oneIn(2) ? .replace : ElementOperation.allCases.randomElement(using: &random)!
+            change.position = random.oneIn(8) ? Int(UInt32.max) : Int.random(in: 0...4, using: &random)
+            return change
+        }
+        return WriteCodec.request(
+            WireWrite(
+                protocolVersion: version, requestID: requestID, object: object,
+                writeID: random.oneIn(10) ? UInt64.max : UInt64.random(in: 0...64, using: &random),
+                viewID: FuzzObjects.viewIDs.randomElement(using: &random)!, changes: changes))
     }
 
     private func manyFrames(using random: inout SeededRandom) -> FuzzInput {
@@ -133,7 +168,8 @@ struct RequestGenerator {
         }
         let topics: [[UInt8]] = [
             Array("j/".utf8) + Array(ValueGenerator.string(maxBytes: 64, using: &random).utf8) + [0],
-            Array("u/Target".utf8) + [0], Array("u/Sentinel".utf8) + [0], Array("hb".utf8) + [0], [],
+            Array("u/Target".utf8) + [0], Array("u/Sentinel".utf8) + [0], Array("u2/Target".utf8) + [0], Array("u2/Sentinel".utf8) + [0],
+            Array("u2/Target".utf8), Array("hb".utf8) + [0], [],
             Array("j/".utf8), random.bytes(random.length(upTo: 4096))
         ]
         let marker: UInt8 = random.oneIn(8) ? UInt8.random(in: 0...255, using: &random) : (random.oneIn(4) ? 0 : 1)

@@ -38,6 +38,7 @@ struct Worker {
         case .host: (host, replica) = (try await HostTarget(), nil)
         case .replica: (host, replica) = (nil, try ReplicaTarget(corpus: corpus, using: &random))
         }
+        try replica?.settle()
         let requests = RequestGenerator(
             corpus: corpus.filter { $0.channel == .request || $0.channel == .subscription }, maxMessageBytes: HostTarget.maxMessageBytes)
         let rssStart = FuzzSupport.residentMiB()
@@ -113,6 +114,7 @@ struct Worker {
             return 2
         }
         report("done")
+        if let replica { print("replica log of seed \(seed):\n  \(replica.logSummary)") }
         return 0
     }
 }

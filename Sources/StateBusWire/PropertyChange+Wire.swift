@@ -1,5 +1,3 @@
-
-
 extension PropertyChange {
     package init(wire: Statebus_V1_Change) {
         self.init(

@@ -181,10 +181,11 @@ public final class LoopThread {
 
     private func pollOnce(timeout: Duration?) throws(ZeroMQError) -> Int32 {
         // Nanoseconds, not poll's milliseconds: a timer due in 200 µs fires then.
-        let nanoseconds: Int64 = timeout.map { duration in
-            let (seconds, attoseconds) = max(duration, .zero).components
-            return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-        } ?? -1
+        let nanoseconds: Int64 =
+            timeout.map { duration in
+                let (seconds, attoseconds) = max(duration, .zero).components
+                return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+            } ?? -1
         while true {
             let result = pollSet.withUnsafeMutableBufferPointer { czmq_poll_ns($0.baseAddress, UInt($0.count), nanoseconds) }
             if result >= 0 { return result }

@@ -28,7 +28,8 @@ struct BenchTests {
         let byName = Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         var expected = [
             "echo.own.statebus", "echo.own.raw", "echo.other.statebus", "echo.other.raw", "echo.own.pinned.statebus", "echo.own.pinned.raw",
-            "echo.other.pinned.statebus", "echo.other.pinned.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed", "fanout.relayed-quarter",
+            "echo.other.pinned.statebus", "echo.other.pinned.raw", "join.1000", "durable.1", "durable.16", "fanout.direct", "fanout.relayed",
+            "fanout.relayed-quarter",
             "collection.1000"
         ]
         for kind in ["int", "string", "struct"] {

@@ -112,7 +112,9 @@ struct RelayVersion1Tests {
         let hostControl = "ipc://\(folder)/host"
         let host = try NodeProcess(
             executable: statebus,
-            arguments: ["host", "--control", hostControl, "--object", "Counter", "--property", "count:int=0", "--heartbeat-ms", "200", "--no-persistence"],
+            arguments: [
+                "host", "--control", hostControl, "--object", "Counter", "--property", "count:int=0", "--heartbeat-ms", "200", "--no-persistence"
+            ],
             name: "host")
         defer { host.terminate() }
         try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
@@ -150,9 +152,13 @@ struct RelayVersion1Tests {
         host.pause()
         try await relay.waitForLine("the relay's re-join", after: mark, timeout: .seconds(30)) { $0.contains("again") }
         host.resume()
-        try await relay.waitForLine("the relay relaying again", after: mark, timeout: .seconds(30)) { $0.contains("relaying") && $0.hasSuffix("again") }
+        try await relay.waitForLine("the relay relaying again", after: mark, timeout: .seconds(30)) {
+            $0.contains("relaying") && $0.hasSuffix("again")
+        }
 
-        #expect(try await setAndSee(1000, timeout: .seconds(20)), "no version-1 batch after the re-join; highest seen \(String(describing: tally.highest(of: "count")))")
+        #expect(
+            try await setAndSee(1000, timeout: .seconds(20)),
+            "no version-1 batch after the re-join; highest seen \(String(describing: tally.highest(of: "count")))")
     }
 }
 

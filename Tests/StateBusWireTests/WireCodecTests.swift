@@ -52,7 +52,8 @@ struct WireCodecTests {
             change.position = indexed.position
             recordingErrors {
                 #expect(ChangeCodec.deterministicBytes(change) == (try Self.deterministic(change.wire)))
-                let write = WireWrite(protocolVersion: 2, requestID: 9, object: "Obj", writeID: UInt64(seed), viewID: "v-1", changes: [change, change])
+                let write = WireWrite(
+                    protocolVersion: 2, requestID: 9, object: "Obj", writeID: UInt64(seed), viewID: "v-1", changes: [change, change])
                 let bytes = WriteCodec.request(write)
                 let generated = try Statebus_V1_Request(serializedBytes: bytes)
                 #expect(generated.write.changes.map(PropertyChange.init(wire:)) == [change, change])
@@ -169,6 +170,31 @@ struct WireCodecTests {
         let canonical = try bytes.withUnsafeBytes(UpdateRunReader.canonical)
         let (_, read) = try Self.readRun(canonical)
         #expect(read.map(\.1) == [[IndexedChange(property: 0, value: .int(41))], [IndexedChange(property: 1, value: .int(42))]])
+    }
+
+    @Test("a run that claims more batches than it holds sizes or cells for is refused in any form, without allocating for the claim")
+    func runClaimingBillionsOfBatches() throws {
+        // The fuzzer's 19-byte publication (deploy/fuzz/regressions): 4,294,967,295 batches,
+        // its one batch size unpacked, so the fast path hands it to the general one.
+        let bytes: [UInt8] = [0x08, 0x02, 0x6A, 0x0F, 0x08, 0x00, 0x10, 0xB9, 0x60, 0x18, 0x01, 0x20, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F, 0x28, 0x00]
+        #expect(throws: (any Error).self) { try bytes.withUnsafeBytes { try DecodedRun(publication: $0) } }
+        #expect(throws: WireDecodingError.self) { try bytes.withUnsafeBytes(UpdateRunReader.canonical) }
+        // Nor a run of no batches, nor one whose single-change batches have fewer cells.
+        for (batches, cells) in [(0, [UInt32]()), (3, [0 << 3 | 0, 1 << 3 | 0])] {
+            var publication = Statebus_V1_Publication()
+            publication.protocolVersion = 2
+            publication.run.batches = UInt32(batches)
+            publication.run.firstSequence = 1
+            publication.run.cells = cells
+            publication.run.ints = cells.map { _ in 7 }
+            var unusual: [UInt8] = try publication.serializedBytes()
+            let runStart = unusual.firstIndex(of: 0x6A)!
+            unusual[runStart + 1] += 2
+            unusual.append(contentsOf: [0x38, 84])  // an unpacked `ints` entry: the general path
+            #expect(throws: WireDecodingError.self, "\(batches) batches, \(cells.count) cells") {
+                try unusual.withUnsafeBytes(UpdateRunReader.canonical)
+            }
+        }
     }
 
     @Test("snapshot parts read back by hand and by the generated code")

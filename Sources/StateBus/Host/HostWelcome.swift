@@ -23,7 +23,9 @@ struct HostWelcome: Sendable {
     }
 
     /// Welcomes whose schemas are given in both forms (a relay's, from its upstream's).
-    init(base: Statebus_V1_Welcome, version1Objects: [Statebus_V1_ObjectSchema], version2Objects: [Statebus_V1_ObjectSchema], schemaHash: UInt64) throws {
+    init(base: Statebus_V1_Welcome, version1Objects: [Statebus_V1_ObjectSchema], version2Objects: [Statebus_V1_ObjectSchema], schemaHash: UInt64)
+        throws
+    {
         var first = base
         first.objects = version1Objects
         first.schemaHash = 0

@@ -177,7 +177,9 @@ struct ObjectStore: Sendable {
     }
 
     /// ``validateAndApply(_:fromView:limits:)-([PropertyChange],_,_)`` for a batch of one change.
-    mutating func validateAndApply(_ change: PropertyChange, fromView: Bool, limits: HostLimits) throws(StateBusError) -> (sequence: UInt64, resolved: Resolved) {
+    mutating func validateAndApply(_ change: PropertyChange, fromView: Bool, limits: HostLimits) throws(StateBusError) -> (
+        sequence: UInt64, resolved: Resolved
+    ) {
         let resolved = try validate(change, fromView: fromView, limits: limits)
         return (apply(resolved), resolved)
     }

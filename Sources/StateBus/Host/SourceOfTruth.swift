@@ -96,7 +96,8 @@ final class SourceOfTruth: Sendable {
         _ changes: Changes, to object: String, fromView origin: String?, writeID: UInt64, whenDurable: DurabilityWaiter?
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
         guard let index = index(of: object) else {
-            throw StateBusError(.unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
+            throw StateBusError(
+                .unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
         }
         let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
             let sequence: UInt64

@@ -117,7 +117,8 @@ struct ObjectCopy {
                     // The upstream only publishes paths that lead into the value; one that
                     // does not means the copy is wrong, so it is taken again.
                     guard
-                        let updated = try? values[change.property].applying(change.operation, change.value, at: change.path, position: change.position)
+                        let updated = try? values[change.property].applying(
+                            change.operation, change.value, at: change.path, position: change.position)
                     else {
                         isSynced = false
                         return .gap

@@ -304,7 +304,9 @@ extension RelayServer {
             guard frames.count == 2 else { continue }
             let topic = frames[0].bytes
             if topic == joinTopic {
-                if phase == .joining, let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes), publication.joinMarker.epoch == epoch {
+                if phase == .joining, let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes),
+                    publication.joinMarker.epoch == epoch
+                {
                     phase = .live
                     for name in copies.keys.sorted() { requestSnapshot(of: name) }
                 }

@@ -249,7 +249,8 @@ final class RelayServer {
                 return
             }
             guard let copy = copies[snapshot.object] else {
-                reply(to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
+                reply(
+                    to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
                 return
             }
             guard copy.isSynced else {

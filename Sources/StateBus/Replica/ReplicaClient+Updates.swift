@@ -255,7 +255,9 @@ extension ReplicaClient {
         do {
             while !part.isAtEnd {
                 let (change, version) = try part.next()
-                guard change.property < incoming.values.count else { throw WireDecodingError.malformed("property \(change.property) of \(incoming.values.count)") }
+                guard change.property < incoming.values.count else {
+                    throw WireDecodingError.malformed("property \(change.property) of \(incoming.values.count)")
+                }
                 incoming.values[change.property] = change.value
                 incoming.versions[change.property] = version
                 incoming.filled += 1

@@ -36,7 +36,8 @@ extension ReplicaClient {
     /// Takes the host's answer to a write.
     func handleWriteReply(_ reply: WriteCodec.DecodedReply) {
         switch reply.outcome {
-        case .rejected(let code, _, _, _) where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue:
+        case .rejected(let code, _, _, _)
+        where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue:
             // The host does not hold this connection as ours: ZeroMQ reconnected the socket
             // underneath us (the host restarted, or the connection dropped) and sent what was
             // queued on it. Nothing was applied. A new connection and hello, and every

@@ -223,7 +223,8 @@ struct ReplicaState: Sendable {
             guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
                 return true
             }
-            let elementOperation = change.operation != .replace || change.path.components.first.map { if case .id = $0 { true } else { false } } == true
+            let elementOperation =
+                change.operation != .replace || change.path.components.first.map { if case .id = $0 { true } else { false } } == true
             if elementOperation || tracker == nil {
                 // An element operation is not compared with the previous value: for a large
                 // collection that costs time in its size, and it changes the list anyway.
@@ -269,7 +270,9 @@ struct ReplicaState: Sendable {
             touched.insert(layout.names[change.property])
             if change.replacesWholeValue {
                 confirmed[change.property] = change.value
-            } else if let updated = try? confirmed[change.property].applying(change.operation, change.value, at: change.path, position: change.position) {
+            } else if let updated = try? confirmed[change.property].applying(
+                change.operation, change.value, at: change.path, position: change.position)
+            {
                 confirmed[change.property] = updated
             }
             versions[change.property] = sequence

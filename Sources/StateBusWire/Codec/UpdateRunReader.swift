@@ -161,10 +161,21 @@ package struct UpdateRunReader {
 
     /// The canonical bytes of a publication whose run the fast path does not take (a valid
     /// form other than a host's): decoded by the generated code and written again.
-    /// - Throws: when the bytes are not a valid `Publication` at all.
+    /// - Throws: when the bytes are not a valid `Publication` at all, or its run has fewer
+    ///   batch sizes (or, without sizes, fewer cells) than batches.
     package static func canonical(_ buffer: UnsafeRawBufferPointer) throws -> [UInt8] {
         let publication = try Statebus_V1_Publication(serializedBytes: Array(buffer), options: WireDecoding.options)
         let run = publication.run
+        // The batch count is the sender's word: refused, as the fast path refuses it, unless
+        // the message holds a batch size (or, without sizes, a cell) for every batch. Each
+        // takes at least a byte, so the loop below is bounded by the message's size, where a
+        // 19-byte run claiming 4 billion batches would otherwise allocate tens of gigabytes.
+        guard run.batches > 0 else { throw WireDecodingError.malformed("a run without batches") }
+        if run.batchChanges.isEmpty {
+            guard run.cells.count >= run.batches else { throw WireDecodingError.malformed("fewer cells than changes") }
+        } else {
+            guard run.batchChanges.count >= run.batches else { throw WireDecodingError.malformed("fewer batch sizes than batches") }
+        }
         var encoder = UpdateRunEncoder()
         encoder.start(object: Int(run.object), epoch: run.epoch, firstSequence: run.firstSequence)
         var columns = GeneratedColumns(run: run)

@@ -35,26 +35,32 @@ package enum ValueCodec {
             writer.varint(UInt64(data.count))
             writer.append(contentsOf: data)
         case .list(let items):
-            writer.field(7, message: { list in
-                for item in items {
-                    list.field(1, message: { write(item, into: &$0, sortedKeys: sortedKeys) })
-                }
-            })
+            writer.field(
+                7,
+                message: { list in
+                    for item in items {
+                        list.field(1, message: { write(item, into: &$0, sortedKeys: sortedKeys) })
+                    }
+                })
         case .map(let entries):
-            writer.field(8, message: { map in
-                func entry(_ key: String, _ item: Value) {
-                    map.field(1, message: { body in
-                        body.tag(1, .lengthDelimited)
-                        body.appendLengthPrefixed(string: key)
-                        body.field(2, message: { write(item, into: &$0, sortedKeys: sortedKeys) })
-                    })
-                }
-                if sortedKeys {
-                    for key in entries.keys.sorted() { entry(key, entries[key]!) }
-                } else {
-                    for (key, item) in entries { entry(key, item) }
-                }
-            })
+            writer.field(
+                8,
+                message: { map in
+                    func entry(_ key: String, _ item: Value) {
+                        map.field(
+                            1,
+                            message: { body in
+                                body.tag(1, .lengthDelimited)
+                                body.appendLengthPrefixed(string: key)
+                                body.field(2, message: { write(item, into: &$0, sortedKeys: sortedKeys) })
+                            })
+                    }
+                    if sortedKeys {
+                        for key in entries.keys.sorted() { entry(key, entries[key]!) }
+                    } else {
+                        for (key, item) in entries { entry(key, item) }
+                    }
+                })
         }
     }
 

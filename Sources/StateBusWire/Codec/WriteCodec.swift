@@ -27,14 +27,16 @@ package enum WriteCodec {
         var out = WireWriter(capacity: 64 + write.viewID.utf8.count + write.object.utf8.count)
         out.field(1, varint: UInt64(write.protocolVersion))
         out.field(2, varint: write.requestID)
-        out.field(12, message: { body in
-            body.field(1, string: write.object)
-            body.field(2, varint: write.writeID)
-            for change in write.changes {
-                body.field(3, message: { ChangeCodec.write(change, into: &$0) })
-            }
-            body.field(4, string: write.viewID)
-        })
+        out.field(
+            12,
+            message: { body in
+                body.field(1, string: write.object)
+                body.field(2, varint: write.writeID)
+                for change in write.changes {
+                    body.field(3, message: { ChangeCodec.write(change, into: &$0) })
+                }
+                body.field(4, string: write.viewID)
+            })
         return out.bytes
     }
 
@@ -103,21 +105,25 @@ package enum WriteCodec {
         var out = WireWriter(capacity: 32)
         out.field(1, varint: UInt64(protocolVersion))
         out.field(2, varint: requestID)
-        out.field(12, message: { body in
-            body.field(1, varint: writeID)
-            switch outcome {
-            case .accepted(let sequence):
-                body.field(2, bool: true)
-                body.field(3, varint: sequence)
-            case .rejected(let code, let message, let object, let property):
-                body.field(4, message: { error in
-                    error.field(1, varint: UInt64(UInt32(clamping: code)))
-                    error.field(2, string: message)
-                    error.field(3, string: object)
-                    error.field(4, string: property)
-                })
-            }
-        })
+        out.field(
+            12,
+            message: { body in
+                body.field(1, varint: writeID)
+                switch outcome {
+                case .accepted(let sequence):
+                    body.field(2, bool: true)
+                    body.field(3, varint: sequence)
+                case .rejected(let code, let message, let object, let property):
+                    body.field(
+                        4,
+                        message: { error in
+                            error.field(1, varint: UInt64(UInt32(clamping: code)))
+                            error.field(2, string: message)
+                            error.field(3, string: object)
+                            error.field(4, string: property)
+                        })
+                }
+            })
         return out.bytes
     }
 
@@ -210,7 +216,8 @@ package enum WriteCodec {
                 accepted
                 ? .accepted(sequence: sequence)
                 : .rejected(
-                    code: rejection?.code ?? 0, message: rejection?.message ?? "", object: rejection?.object ?? "", property: rejection?.property ?? "")
+                    code: rejection?.code ?? 0, message: rejection?.message ?? "", object: rejection?.object ?? "",
+                    property: rejection?.property ?? "")
             return DecodedReply(protocolVersion: version, requestID: requestID, writeID: writeID, outcome: outcome)
         } catch {
             return nil

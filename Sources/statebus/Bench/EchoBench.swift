@@ -132,8 +132,11 @@ struct EchoBench {
         }
         let writer = try workers.start(
             "raw-echo",
-            ["--control", control, "--updates", updates, "--path", path.rawValue, "--count", "\(writes)", "--warmup", "\(warmup)", "--size", "\(size)",
-             "--out", sent] + cpuArguments,
+            [
+                "--control", control, "--updates", updates, "--path", path.rawValue, "--count", "\(writes)", "--warmup", "\(warmup)", "--size",
+                "\(size)",
+                "--out", sent
+            ] + cpuArguments,
             name: "raw writer")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         stop.set()
@@ -146,7 +149,8 @@ struct EchoBench {
         guard let observer else { return outcome }
         let seen = try await WorkerGroup.line("result", from: observer, timeout: .seconds(120))
         guard seen.bool("ok") else {
-            return Outcome(p50: 0, p99: 0, p999: 0, count: 0, complete: false, problem: "the raw observer saw \(seen.fields["seen"] ?? "?") of \(total)")
+            return Outcome(
+                p50: 0, p99: 0, p999: 0, count: 0, complete: false, problem: "the raw observer saw \(seen.fields["seen"] ?? "?") of \(total)")
         }
         return try Self.crossProcess(sent: sent, arrived: arrived, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
     }
