@@ -117,7 +117,18 @@ final class CommitPipeline {
         tookBurst = taken.burst
         var now = Release()
         var held: Set<BatchKey> = []
-        for batch in taken.batches {
+        // Commonly nothing is held: the whole list goes out as it is, not copied batch by
+        // batch (a burst of the host's own changes is a list of a hundred thousand).
+        let firstHeld = taken.batches.firstIndex { batch in
+            persistence?.touchesPersisted(batch) ?? false || (!heldBatches.isEmpty && heldBatches[batch.object, default: 0] > 0)
+        }
+        let heldFrom = firstHeld ?? taken.batches.endIndex
+        if heldFrom == taken.batches.endIndex {
+            now.batches = taken.batches
+        } else {
+            now.batches = Array(taken.batches[..<heldFrom])
+        }
+        for batch in taken.batches[heldFrom...] {
             let key = BatchKey(object: batch.object, sequence: batch.sequence)
             let durable = persistence?.touchesPersisted(batch) ?? false
             guard durable || heldBatches[batch.object, default: 0] > 0 else {

@@ -82,23 +82,35 @@ extension HostServer {
     private func publishRuns(_ batches: ArraySlice<AppliedBatch>, object: Int, undurable: Set<CommitPipeline.BatchKey>) {
         let limit = configuration.limits.maxPublicationBytes
         let topic = publicationTopics[object].runs
-        runEncoder.start(object: object, epoch: state.epoch, firstSequence: batches.first!.sequence)
+        // Worked on as a local value (its storage swapped out of the server and back): a
+        // struct held by a class is copied, every array retained and released, at each read
+        // of one of its computed properties, which here is once per batch.
+        var encoder = UpdateRunEncoder()
+        swap(&encoder, &runEncoder)
+        defer { swap(&encoder, &runEncoder) }
+        encoder.start(object: object, epoch: state.epoch, firstSequence: batches.first!.sequence)
         for batch in batches {
-            if runEncoder.batches > 0, runEncoder.encodedSize + batch.runSizeBound > limit {
-                publish(runEncoder.publication(), topic: topic)
-                runEncoder.start(object: object, epoch: state.epoch, firstSequence: batch.sequence)
+            if encoder.batches > 0, encoder.encodedSize + batch.runSizeBound > limit {
+                publish(encoder.publication(), topic: topic)
+                encoder.start(object: object, epoch: state.epoch, firstSequence: batch.sequence)
             }
             let fromView = batch.origin != nil && !isUndurable(batch, undurable)
-            runEncoder.beginBatch(origin: fromView ? batch.origin : nil, writeID: batch.writeID)
-            for change in batch.changes {
-                if change.change.replacesWholeValue {
-                    runEncoder.append(property: change.property, value: change.newValue)
-                } else {
-                    runEncoder.append(change.published)
-                }
-            }
+            encoder.beginBatch(origin: fromView ? batch.origin : nil, writeID: batch.writeID)
+            Self.append(batch.changes.first, to: &encoder)
+            for change in batch.changes.rest { Self.append(change, to: &encoder) }
         }
-        publish(runEncoder.publication(), topic: topic)
+        publish(encoder.publication(), topic: topic)
+    }
+
+    /// Appends one change to a run: a whole value to its column, anything else as a pathed
+    /// change.
+    @inline(__always)
+    private static func append(_ change: ObjectStore.Resolved, to encoder: inout UpdateRunEncoder) {
+        if change.change.replacesWholeValue {
+            encoder.append(property: change.property, value: change.newValue)
+        } else {
+            encoder.append(change.published)
+        }
     }
 
     /// Version 1: several batches per publication (at most 512, and at most
@@ -255,12 +267,16 @@ extension AppliedBatch {
     /// An upper bound of the batch's size in a version-2 run, for splitting runs by bytes
     /// without encoding twice.
     var runSizeBound: Int {
-        changes.reduce(16 + (origin?.utf8.count ?? 0)) { total, item in
-            guard item.change.replacesWholeValue else {
-                let value = item.part ?? item.change.value
-                return total + 32 + item.change.path.components.count * 16 + value.encodedSizeBound
-            }
-            return total + 8 + item.size
+        var total = 16 + (origin?.utf8.count ?? 0) + Self.runSizeBound(of: changes.first)
+        for item in changes.rest { total += Self.runSizeBound(of: item) }
+        return total
+    }
+
+    private static func runSizeBound(of item: ObjectStore.Resolved) -> Int {
+        guard item.change.replacesWholeValue else {
+            let value = item.part ?? item.change.value
+            return 32 + item.change.path.components.count * 16 + value.encodedSizeBound
         }
+        return 8 + item.size
     }
 }
