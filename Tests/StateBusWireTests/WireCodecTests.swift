@@ -42,6 +42,28 @@ struct WireCodecTests {
         }
     }
 
+    @Test("strings read back whatever their length and script, and bytes that are not UTF-8 are refused")
+    func strings() throws {
+        func read(_ bytes: [UInt8]) throws -> Value {
+            var writer = WireWriter(capacity: 8)
+            writer.tag(5, .lengthDelimited)
+            writer.varint(UInt64(bytes.count))
+            writer.append(contentsOf: bytes)
+            return try writer.bytes.withUnsafeBytes { buffer in
+                var reader = WireReader(buffer)
+                return try ValueCodec.read(&reader)
+            }
+        }
+        for text in ["", "a", "done", "exactly8", "seventeen letters", "é", "naïve and café", String(repeating: "x", count: 31) + "✓", "👩‍💻 at work"] {
+            #expect(try read(Array(text.utf8)) == .string(text), "\(text)")
+        }
+        // A stray continuation byte, a truncated sequence, an overlong encoding, at the start,
+        // in the middle and past the first eight bytes.
+        for bad: [UInt8] in [[0x80], [0x61, 0xC3], [0xC0, 0xAF], Array("abcdefghij".utf8) + [0xFF], Array("abc".utf8) + [0xED, 0xA0, 0x80]] {
+            #expect(throws: WireDecodingError.self, "\(bad)") { try read(bad) }
+        }
+    }
+
     @Test("a change written by hand is the deterministic encoding of its wire form, and a write reads back")
     func changes() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in

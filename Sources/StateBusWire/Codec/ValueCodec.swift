@@ -125,7 +125,9 @@ package enum ValueCodec {
             case 8:
                 try reader.expect(type, .lengthDelimited, field: field)
                 var map = try reader.nested()
-                var entries: [String: Value] = [:]
+                // Sized once for its entries (counted first, a walk over their lengths): a
+                // dictionary grown entry by entry rehashes every key at each doubling.
+                var entries = [String: Value](minimumCapacity: map.countFields(1))
                 while let (entryField, entryType) = try map.nextField() {
                     guard entryField == 1 else {
                         if strict { throw .unsupported("an unknown field \(entryField) in a map") }
