@@ -104,4 +104,35 @@ struct SizeLimitTests {
         #expect(error?.message.contains("10000") == true)
         #expect(host.value(of: "other", in: "Blob") == .string(""))
     }
+
+    @Test(
+        "a replica sent more than its maxIncomingMessageBytes reports it, keeps the last value it had, and joins again once the host's messages fit"
+    )
+    func messageLargerThanTheReplicaReads() async throws {
+        let host = try await Self.host(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)
+        defer { host.stop() }
+        var configuration = ReplicaConfiguration(nodeName: "small-limit", requestTimeout: .milliseconds(300))
+        configuration.limits = ReplicaLimits(maxIncomingMessageBytes: 64 << 10)
+        let replica = try Replica(object: "Blob", controlEndpoint: host.controlEndpoint, configuration: configuration)
+        defer { replica.close() }
+        try await replica.waitUntilLive(timeout: .seconds(20))
+
+        // libzmq drops a connection that brings a larger message and never reconnects it: the
+        // publication of this value, then every snapshot holding it.
+        try host.update("text", to: .string(String(repeating: "L", count: 100_000)), in: "Blob")
+        try await replica.waitFor(timeout: .seconds(30), "the replica to report its message limit") { replica in
+            replica.lastError?.message.contains("maxIncomingMessageBytes") == true
+        }
+        let error = try #require(replica.lastError)
+        print("message limit: \(error)")
+        #expect(error.code == .timeout)
+        #expect(replica.connectionState != .live)
+        #expect(replica["text"] == .string(""))  // the last value it read, never a part of one
+
+        try host.update("text", to: .string("fits again"), in: "Blob")
+        try await replica.waitFor(timeout: .seconds(30), "the replica to join again") { replica in
+            replica.connectionState == .live && replica["text"] == .string("fits again")
+        }
+        #expect(replica.lastError == nil)
+    }
 }

@@ -68,10 +68,7 @@ struct ObjectCopy {
         do {
             while !part.isAtEnd {
                 let (change, version) = try part.next()
-                guard change.property < incoming.values.count else { return nil }
-                incoming.values[change.property] = change.value
-                incoming.versions[change.property] = version
-                incoming.filled += 1
+                guard incoming.fill(change.property, with: change.value, version: version) else { return nil }
             }
         } catch {
             return nil

@@ -69,6 +69,7 @@ extension RelayServer {
         }
         dealer = nil
         subscriber = nil
+        upstreamUnansweredSince = nil
     }
 
     /// Joins the upstream again from the start (a new epoch, silence, an unbound connection).
@@ -116,6 +117,7 @@ extension RelayServer {
         let id = nextRequestID
         nextRequestID += 1
         request.requestID = id
+        if upstreamUnansweredSince == nil { upstreamUnansweredSince = .now }
         guard let bytes = try? request.serializedBytes() as [UInt8], (try? dealer.send(bytes, wait: false)) == true else { return nil }
         lastSent = .now
         return id
@@ -136,6 +138,7 @@ extension RelayServer {
         for _ in 0..<256 {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             lastHeard = .now
+            upstreamUnansweredSince = nil
             guard !message.hasMore else { continue }
             let handled = message.withUnsafeBytes { buffer -> Bool in
                 guard let envelope = ReplyEnvelope(buffer), envelope.body == ReplyEnvelope.snapshotPart else { return false }
@@ -396,6 +399,19 @@ extension RelayServer {
     func tick() {
         let now = ContinuousClock.now
         let timeout = configuration.upstreamRequestTimeout
+        if let since = upstreamUnansweredSince, now - since > timeout * 3 {
+            // Asking again on this connection cannot help when libzmq dropped it for good, as
+            // it does after a message larger than the relay reads (it reconnects only after a
+            // network failure).
+            upstreamControlReadable()
+            if let since = upstreamUnansweredSince, now - since > timeout * 3 {
+                logger.warning(
+                    "\(configuration.upstreamControlEndpoint) answered nothing for \(now - since) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (\(ReplicaLimits().maxIncomingMessageBytes) bytes)"
+                )
+                rejoinUpstream(because: "no answer on the control connection")
+                return
+            }
+        }
         switch phase {
         case .hello:
             if dealer == nil {

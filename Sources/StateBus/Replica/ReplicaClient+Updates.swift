@@ -11,16 +11,33 @@ struct IncomingSnapshot {
     var sequence: UInt64 = 0
     /// The part expected next.
     var nextPart = 0
-    /// Properties filled so far.
-    var filled = 0
+    /// Properties filled so far (each once: ``fill(_:with:version:)`` refuses a second value).
+    private(set) var filled = 0
+    /// One bit per property, set once it has its value: a part that named one property twice
+    /// and left another out would otherwise count as complete, the other left null.
+    private var received: [UInt64] = []
 
     /// Starts receiving a snapshot of `count` properties at `sequence`.
     mutating func start(count: Int, sequence: UInt64) {
         values = Array(repeating: .null, count: count)
         versions = Array(repeating: 0, count: count)
+        received = Array(repeating: 0, count: (count + 63) / 64)
         self.sequence = sequence
         nextPart = 0
         filled = 0
+    }
+
+    /// Takes one property's value. - Returns: `false` when the index is out of range or the
+    /// property already has its value (the snapshot is not valid).
+    mutating func fill(_ property: Int, with value: Value, version: UInt64) -> Bool {
+        guard property >= 0, property < values.count else { return false }
+        let bit: UInt64 = 1 << UInt64(property % 64)
+        guard received[property / 64] & bit == 0 else { return false }
+        received[property / 64] |= bit
+        values[property] = value
+        versions[property] = version
+        filled += 1
+        return true
     }
 
     /// Forgets what was received.
@@ -238,7 +255,7 @@ extension ReplicaClient {
             requestSnapshot()
             return
         }
-        guard part.object == schema.objectIndex else { return }
+        // The epoch first: a restarted host may number its objects differently.
         guard part.epoch == epoch else {
             // The host restarted since the welcome: a snapshot of the new run needs a new
             // join (hello, subscription, join marker), not another request.
@@ -246,6 +263,7 @@ extension ReplicaClient {
             connect()
             return
         }
+        guard part.object == schema.objectIndex else { return }
         guard part.part == incoming.nextPart, part.part == 0 || part.sequence == incoming.sequence else {
             requestSnapshot()  // a part went missing: start over
             return
@@ -255,12 +273,9 @@ extension ReplicaClient {
         do {
             while !part.isAtEnd {
                 let (change, version) = try part.next()
-                guard change.property < incoming.values.count else {
-                    throw WireDecodingError.malformed("property \(change.property) of \(incoming.values.count)")
+                guard incoming.fill(change.property, with: change.value, version: version) else {
+                    throw WireDecodingError.malformed("property \(change.property) of \(incoming.values.count), or given twice")
                 }
-                incoming.values[change.property] = change.value
-                incoming.versions[change.property] = version
-                incoming.filled += 1
             }
         } catch {
             logger.warning("dropped a snapshot part that is not valid (\(error)); asking again")

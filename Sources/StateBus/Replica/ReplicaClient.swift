@@ -66,6 +66,11 @@ final class ReplicaClient {
     private var sessionToken = Data()
     /// When a request last went to the host: an idle view pings so its view id stays bound.
     private var lastSent = ContinuousClock.now
+    /// Since when a request on this connection waits with no reply at all (`nil` when every
+    /// request was answered). libzmq drops a connection for good, without reconnecting, when
+    /// the host sends a message larger than ``ReplicaLimits/maxIncomingMessageBytes``; only
+    /// this silence shows it (``ReplicaClient/checkControlSilence(at:)``).
+    private var unansweredSince: ContinuousClock.Instant?
     private(set) var closed = false
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
@@ -109,6 +114,7 @@ final class ReplicaClient {
         settleSentCalls()
         reportedStale = false
         tearDownSockets()
+        unansweredSince = nil
         do throws(RuntimeFolderError) {
             // A socket in a runtime folder another user controls could be theirs.
             try RuntimeFolder.checkEndpoint(controlEndpoint)
@@ -239,6 +245,7 @@ final class ReplicaClient {
             // A DEALER queues while the host is unreachable, up to its high-water mark; the
             // window of writes in flight keeps writes well below it.
             lastSent = .now
+            if unansweredSince == nil { unansweredSince = lastSent }
             guard try dealer.send(bytes, wait: false) else {
                 logger.debug("the control socket's queue is full; request \(id) will be sent again")
                 return nil
@@ -257,6 +264,7 @@ final class ReplicaClient {
         for _ in 0..<256 {
             // A handler may have replaced the connection: what is left on this one is moot.
             guard self.dealer === dealer, (try? dealer.receive(into: bodyFrame, wait: false)) == true else { return }
+            unansweredSince = nil
             guard !bodyFrame.hasMore else {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
@@ -382,6 +390,7 @@ final class ReplicaClient {
         expireCalls()
         flushWrites()
         let now = ContinuousClock.now
+        guard !checkControlSilence(at: now) else { return }
         // Well within the host's view-id lease (10 s by default), so it stays ours.
         if phase == .live, now - lastSent > configuration.requestTimeout {
             var request = Statebus_V1_Request()
@@ -425,5 +434,27 @@ final class ReplicaClient {
                 if phase == .snapshot { requestSnapshot() } else if dealer != nil { sayHello() } else { connect() }
             }
         }
+    }
+
+    /// Opens a new connection when the control connection has answered nothing for three
+    /// request timeouts while a request waited: asking again on it cannot help when libzmq
+    /// dropped it for good, as it does after a message larger than the replica's limit (it
+    /// reconnects only after a network failure). - Returns: whether it reconnected.
+    private func checkControlSilence(at now: ContinuousClock.Instant) -> Bool {
+        guard let since = unansweredSince, now - since > configuration.requestTimeout * 3 else { return false }
+        // What was read but not yet handled is an answer: after this process was starved of
+        // CPU, this timer can run before it.
+        controlReadable()
+        guard let since = unansweredSince, now - since > configuration.requestTimeout * 3, !closed else { return false }
+        let limit = configuration.limits.maxIncomingMessageBytes
+        fail(
+            StateBusError(
+                .timeout,
+                "the host at \(controlEndpoint) answered nothing for \(now - since) (3 x ReplicaConfiguration.requestTimeout); "
+                    + "reconnecting. If the host is running, its answer may be larger than this replica reads "
+                    + "(ReplicaLimits.maxIncomingMessageBytes, \(limit) bytes): libzmq then drops the connection; raise the limit "
+                    + "above the host's HostLimits.maxObjectBytes", object: object))
+        connect()
+        return true
     }
 }

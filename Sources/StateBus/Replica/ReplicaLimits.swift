@@ -2,9 +2,13 @@
 /// buffers while it joins. See the "Limits" section of SyncSemantics.md.
 public struct ReplicaLimits: Sendable, Hashable {
     /// The largest message the replica reads on either socket (default 64 MiB; libzmq's
-    /// `ZMQ_MAXMSGSIZE`). A host that sends more (a snapshot chunk or a publication larger
-    /// than this) is disconnected by libzmq before the message is read; the replica then
-    /// reconnects. Keep it above the host's ``HostLimits/maxObjectBytes`` (4 MiB by default).
+    /// `ZMQ_MAXMSGSIZE`). A host that sends more (a snapshot part, a welcome or a publication
+    /// larger than this) is disconnected by libzmq before the message is read, and libzmq
+    /// does not reconnect such a connection. The replica notices the silence (no answer for
+    /// three ``ReplicaConfiguration/requestTimeout``s, or no heartbeat on the updates
+    /// connection), reports it in ``Replica/lastError`` with this limit named, and opens a
+    /// new connection; it joins once the host's message fits. Keep it above the host's
+    /// ``HostLimits/maxObjectBytes`` (4 MiB by default).
     public var maxIncomingMessageBytes: Int
     /// How many bytes of publications the replica keeps while it joins, between subscribing
     /// and applying its snapshot (default 64 MiB). Past it the buffer is dropped and the join
