@@ -439,7 +439,12 @@ extension RelayServer {
             // A snapshot request the socket did not take: ask again.
             for (object, copy) in copies where !copy.isSynced && copy.snapshotRequestID == 0 { requestSnapshot(of: object) }
         }
-        if dealer != nil, now - lastSent > .seconds(2) {
+        // Idle, a ping keeps the relay's view id leased; with requests unanswered, it tells a
+        // live upstream slow to answer them (a write waiting for its commit) from a dropped
+        // connection, which the silence check above replaces.
+        let waiting = upstreamUnansweredSince.map { now - $0 > timeout } ?? false
+        if dealer != nil, now - lastSent > .seconds(2) || (waiting && now - lastUpstreamPing > timeout) {
+            lastUpstreamPing = now
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             sendUpstream(request)

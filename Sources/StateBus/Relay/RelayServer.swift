@@ -94,6 +94,8 @@ final class RelayServer {
     /// answered): libzmq drops a connection for good after a message larger than its limit,
     /// and only this silence shows it.
     var upstreamUnansweredSince: ContinuousClock.Instant?
+    /// When the last ping went upstream.
+    var lastUpstreamPing = ContinuousClock.now
     /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
     var joinedBefore = false
     /// Whether the current join has been logged as done ("relaying …"): once per join, so a

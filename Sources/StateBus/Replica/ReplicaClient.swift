@@ -71,6 +71,8 @@ final class ReplicaClient {
     /// the host sends a message larger than ``ReplicaLimits/maxIncomingMessageBytes``; only
     /// this silence shows it (``ReplicaClient/checkControlSilence(at:)``).
     private var unansweredSince: ContinuousClock.Instant?
+    /// When the last ping went out.
+    private var lastPinged = ContinuousClock.now
     private(set) var closed = false
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
@@ -391,8 +393,13 @@ final class ReplicaClient {
         flushWrites()
         let now = ContinuousClock.now
         guard !checkControlSilence(at: now) else { return }
-        // Well within the host's view-id lease (10 s by default), so it stays ours.
-        if phase == .live, now - lastSent > configuration.requestTimeout {
+        // Well within the host's view-id lease (10 s by default), so it stays ours. A view
+        // whose requests wait unanswered pings too: a host that is alive but slow to answer
+        // them (a write waiting for a commit on a stalled disk) answers a ping at once, and
+        // is then not taken for a connection libzmq dropped (`checkControlSilence`).
+        let waiting = unansweredSince.map { now - $0 > configuration.requestTimeout } ?? false
+        if phase == .live, now - lastSent > configuration.requestTimeout || (waiting && now - lastPinged > configuration.requestTimeout) {
+            lastPinged = now
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             send(request)
