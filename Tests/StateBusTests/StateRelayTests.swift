@@ -66,6 +66,41 @@ struct StateRelayTests {
         #expect(relay.statistics.relayedPublications > 0)
     }
 
+    @Test("a relay sent more than its maxIncomingMessageBytes joins its upstream again, and its views get the host's value once it fits")
+    func messageLargerThanTheRelayReads() async throws {
+        let folder = Fixtures.temporaryFolder()
+        var hostConfiguration = HostConfiguration(
+            name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled)
+        hostConfiguration.limits = HostLimits(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)
+        let host = try await StateHost(objects: [SizeLimitTests.blob], configuration: hostConfiguration)
+        defer { host.stop() }
+        var configuration = RelayConfiguration(upstream: host.controlEndpoint, name: "small", controlEndpoint: "ipc://\(folder)/small")
+        configuration.maxIncomingMessageBytes = 64 << 10
+        configuration.upstreamRequestTimeout = .milliseconds(300)
+        let relay = try await StateRelay(configuration: configuration)
+        defer { relay.stop() }
+        try await relay.waitUntilSynced(timeout: .seconds(20))
+        let relayed = try Replica(object: "Blob", controlEndpoint: relay.controlEndpoint)
+        defer { relayed.close() }
+        try await relayed.waitUntilLive(timeout: .seconds(20))
+        let reconnectsBefore = relay.statistics.upstreamReconnects
+
+        // The publication of this value and every snapshot holding it are larger than the
+        // relay reads: libzmq drops each connection that brings one, for good.
+        try host.update("text", to: .string(String(repeating: "L", count: 100_000)), in: "Blob")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while relay.statistics.upstreamReconnects < reconnectsBefore + 2, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))  // polling a counter, with a deadline
+        }
+        #expect(relay.statistics.upstreamReconnects >= reconnectsBefore + 2, "the relay never joined again: \(relay.statistics)")
+        #expect(relayed["text"] == .string(""))  // the views never see a part of the value
+
+        try host.update("text", to: .string("fits again"), in: "Blob")
+        try await relayed.waitFor(timeout: .seconds(30), "the relayed view to get the value that fits") { replica in
+            replica.connectionState == .live && replica["text"] == .string("fits again")
+        }
+    }
+
     @Test("a relay of a relay serves the same state, and a relay refuses a network address without --insecure")
     func chainAndExposure() async throws {
         let folder = Fixtures.temporaryFolder()

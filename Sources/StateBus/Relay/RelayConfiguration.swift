@@ -50,8 +50,16 @@ public struct RelayConfiguration: Sendable {
     /// 64 MiB); past it, it asks for a new snapshot.
     public var maxBufferedUpdateBytes: Int = 64 << 20
     /// How long the relay waits for an answer to its hello or snapshot request upstream
-    /// before asking again on a new connection (default 5 s).
+    /// before asking again (default 5 s). A connection that answers nothing for three times
+    /// this while a request waits is replaced (the relay joins again).
     public var upstreamRequestTimeout: Duration = .seconds(5)
+    /// The largest message the relay reads from its upstream (default 64 MiB, as a view's
+    /// ``ReplicaLimits/maxIncomingMessageBytes``). libzmq drops a connection that brings a
+    /// larger one and does not reconnect it; the relay notices the silence (no heartbeat, or
+    /// no answer for three ``upstreamRequestTimeout``s), logs it naming this limit, and joins
+    /// again, which succeeds once the upstream's messages fit. Keep it above the upstream's
+    /// ``HostLimits/maxObjectBytes``.
+    public var maxIncomingMessageBytes: Int = 64 << 20
     /// Heartbeat intervals of silence after which the upstream counts as gone and the relay
     /// reconnects (default 3, as a view).
     public var missedHeartbeatsBeforeStale: Int = 3

@@ -26,7 +26,7 @@ extension RelayServer {
             try dealer.set(.reconnectIntervalMax, 1000)
             // Room for every forwarded write and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxForwardedWrites + 1_000))
-            try dealer.set(.maxMessageSize, Int64(ReplicaLimits().maxIncomingMessageBytes))
+            try dealer.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
             try dealer.connect(configuration.upstreamControlEndpoint)
             thread.register(dealer) { [unowned self] in self.upstreamControlReadable() }
             self.dealer = dealer
@@ -215,7 +215,7 @@ extension RelayServer {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try secureUpstream(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
-            try subscriber.set(.maxMessageSize, Int64(ReplicaLimits().maxIncomingMessageBytes))
+            try subscriber.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
             for name in relayed { try subscriber.subscribe(Topic.runs(name)) }
             try subscriber.subscribe(Topic.heartbeat)
             try subscriber.subscribe(Topic.join(configuration.relayID))
@@ -406,7 +406,7 @@ extension RelayServer {
             upstreamControlReadable()
             if let since = upstreamUnansweredSince, now - since > timeout * 3 {
                 logger.warning(
-                    "\(configuration.upstreamControlEndpoint) answered nothing for \(now - since) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (\(ReplicaLimits().maxIncomingMessageBytes) bytes)"
+                    "\(configuration.upstreamControlEndpoint) answered nothing for \(now - since) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
                 )
                 rejoinUpstream(because: "no answer on the control connection")
                 return
