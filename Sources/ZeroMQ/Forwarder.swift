@@ -57,12 +57,21 @@ public final class Forwarder: Sendable {
             return current
         }
         guard let running else { return }
-        if let stopper = try? Socket(context: context, type: .pair) {
-            _ = try? stopper.connect(controlEndpoint)
-            _ = try? stopper.send("TERMINATE")
-            running.join()
-            stopper.close()
+        // The proxy ends on a TERMINATE command, or when the context ends (ETERM). A blocking
+        // send to a PAIR connected in-process is delivered or throws; only then is the join
+        // sure to return. Otherwise the thread ends with the context, and is not waited for.
+        // The stopper closes after the join: closed earlier, it could take the command with it.
+        var stopper: Socket?
+        defer { stopper?.close() }
+        var ending = false
+        do {
+            stopper = try Socket(context: context, type: .pair)
+            try stopper?.connect(controlEndpoint)
+            ending = try stopper?.send("TERMINATE") ?? false
+        } catch {
+            ending = error.code == ETERM
         }
+        if ending { running.join() }
     }
 
     deinit { stop() }

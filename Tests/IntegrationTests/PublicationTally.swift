@@ -18,11 +18,22 @@ final class PublicationTally: Sendable {
     private let highest = Mutex<[String: Int64]>([:])
     private let backwards = Mutex<[String]>([])
     private let stopped = Atomic<Bool>(false)
+    /// Those waiting for a value (``waitForValue(of:atLeast:timeout:)``), answered by the
+    /// subscriber's thread; `ended` once that thread has stopped.
+    private let waiters = Mutex<(list: [Waiter], ended: Bool)>(([], false))
+
+    private struct Waiter {
+        let property: String
+        let minimum: Int64
+        let deadline: ContinuousClock.Instant
+        let continuation: CheckedContinuation<Bool, Never>
+    }
 
     /// Starts counting the updates of `object` published at `updatesEndpoint`.
     init(updatesEndpoint: String, object: String) {
         let topic = Array("u/\(object)".utf8) + [0]
         Thread.detachNewThread { [self] in
+            defer { answerWaiters(ending: true) }
             guard let context = try? Context(), let socket = try? Socket(context: context, type: .sub) else { return }
             defer { socket.close() }
             _ = try? socket.set(.receiveHighWaterMark, 0)
@@ -31,6 +42,8 @@ final class PublicationTally: Sendable {
             let poller = Poller()
             _ = poller.add(socket, events: .readable)
             while !stopped.load(ordering: .relaxed) {
+                // At least every 100 ms: the waiters' deadlines are kept to within that.
+                defer { answerWaiters(ending: false) }
                 guard (try? poller.poll(timeout: .milliseconds(100))) != nil else { continue }
                 while let frames = try? socket.tryReceiveMultipart(), frames.count == 2 {
                     guard let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes) else { continue }
@@ -70,6 +83,41 @@ final class PublicationTally: Sendable {
 
     /// The highest integer published for `property` (in protocol version 1's form), if any.
     func highest(of property: String) -> Int64? { highest.withLock { $0[property] } }
+
+    /// Waits until `property` has been published with a value of at least `minimum`, up to
+    /// `timeout`. - Returns: whether it was, by the deadline.
+    func waitForValue(of property: String, atLeast minimum: Int64, timeout: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        return await withCheckedContinuation { continuation in
+            let answer = waiters.withLock { waiters -> Bool? in
+                if let top = highest(of: property), top >= minimum { return true }
+                if waiters.ended { return false }
+                waiters.list.append(Waiter(property: property, minimum: minimum, deadline: deadline, continuation: continuation))
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
+        }
+    }
+
+    /// Answers the waiters whose value came or whose deadline passed (all of them, `ending`).
+    private func answerWaiters(ending: Bool) {
+        let now = ContinuousClock.now
+        let answered = waiters.withLock { waiters -> [(CheckedContinuation<Bool, Never>, Bool)] in
+            if ending { waiters.ended = true }
+            var answered: [(CheckedContinuation<Bool, Never>, Bool)] = []
+            waiters.list.removeAll { waiter in
+                if let top = highest(of: waiter.property), top >= waiter.minimum {
+                    answered.append((waiter.continuation, true))
+                    return true
+                }
+                guard ending || now >= waiter.deadline else { return false }
+                answered.append((waiter.continuation, false))
+                return true
+            }
+            return answered
+        }
+        for (continuation, seen) in answered { continuation.resume(returning: seen) }
+    }
 
     /// Stops counting.
     func stop() { stopped.store(true, ordering: .relaxed) }

@@ -132,12 +132,7 @@ struct RelayVersion1Tests {
         func setAndSee(_ value: Int64, timeout: Duration) async throws -> Bool {
             let run = try await runStatebus(["set", "--control", hostControl, "--object", "Counter", "count", "\(value)"])
             #expect(run.status == 0, "\(run.output)")
-            let deadline = ContinuousClock.now + timeout
-            while ContinuousClock.now < deadline {
-                if let seen = tally.highest(of: "count"), seen >= value { return true }
-                try await Task.sleep(for: .milliseconds(20))  // polling the tally, not waiting for an event
-            }
-            return false
+            return await tally.waitForValue(of: "count", atLeast: value, timeout: timeout)
         }
         // The subscription reaches the relay in its own time: set values until one is seen.
         var value: Int64 = 0

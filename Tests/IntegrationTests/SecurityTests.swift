@@ -213,15 +213,29 @@ struct SecurityTests {
         }
     }
 
-    /// The next handshake event on a monitor, or `nil` past the deadline.
+    /// The next handshake event on a monitor, or `nil` past the deadline: awaited on a thread
+    /// of its own, so no thread of the cooperative pool blocks on the socket.
     private func nextEvent(on monitor: Socket, timeout: Duration) async throws -> SocketEvent? {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let frames = try monitor.tryReceiveMultipart() { return SocketEvent(frames: frames.map(\.bytes)) }
-            // Polled: the monitor's socket belongs to this task; a blocking receive would hold a
-            // thread of the cooperative pool.
-            try await Task.sleep(for: .milliseconds(10))
+        let handOff = MonitorHandOff(monitor)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try handOff.nextEvent(within: timeout) }) }
         }
-        return nil
+    }
+}
+
+/// Lends a monitor socket to a waiting thread for one event.
+private final class MonitorHandOff: @unchecked Sendable {
+    // Why `@unchecked Sendable` is sound: the test's task does not touch the socket while it
+    // awaits the thread, and libzmq allows a socket to move between threads with a full
+    // memory barrier, which starting the thread and resuming the continuation both are.
+    let monitor: Socket
+
+    init(_ monitor: Socket) { self.monitor = monitor }
+
+    func nextEvent(within timeout: Duration) throws -> SocketEvent? {
+        let poller = Poller()
+        _ = poller.add(monitor, events: .readable)
+        guard try !poller.poll(timeout: timeout).isEmpty, let frames = try monitor.tryReceiveMultipart() else { return nil }
+        return SocketEvent(frames: frames.map(\.bytes))
     }
 }

@@ -79,7 +79,7 @@ extension RelayServer {
     func rejoinUpstream(because reason: String) {
         logger.info("joining \(configuration.upstreamControlEndpoint) again: \(reason)")
         joinLogged = false
-        counters.upstreamReconnects.add(1, ordering: .relaxed)
+        counters.countUpstreamReconnect()
         closeUpstream()
         for (_, write) in forwarded {
             if let callID = write.callID {
@@ -103,7 +103,7 @@ extension RelayServer {
         welcomes = nil
         for name in copies.keys { copies[name]?.invalidate() }
         snapshotAskedAt = [:]
-        counters.synced.store(false, ordering: .relaxed)
+        counters.setSynced(false)
         connectUpstream()
     }
 
@@ -250,7 +250,7 @@ extension RelayServer {
         copies[object]?.awaitSnapshot(requestID: id)
         snapshotAskedAt[object] = .now
         counters.upstreamSnapshots.add(1, ordering: .relaxed)
-        counters.synced.store(false, ordering: .relaxed)
+        counters.setSynced(false)
     }
 
     private func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
@@ -271,7 +271,7 @@ extension RelayServer {
     /// Marks the relay synced when every copy is, and answers what waited for it.
     private func noteSynced() {
         let synced = copies.values.allSatisfy(\.isSynced)
-        counters.synced.store(synced && phase == .live, ordering: .relaxed)
+        counters.setSynced(synced && phase == .live)
         if synced, !joinLogged {
             joinLogged = true
             logger.info(
@@ -349,12 +349,15 @@ extension RelayServer {
                 changed = true
             }
         }
-        if changed { counters.synced.store(copies.values.allSatisfy(\.isSynced), ordering: .relaxed) }
+        if changed { counters.setSynced(copies.values.allSatisfy(\.isSynced)) }
     }
 
     /// Sends a publication on to the relay's views, as it came.
     private func relay(topic: ZeroMQ.Message, body: ZeroMQ.Message) {
-        guard (try? updates.send(topic, more: true, wait: false)) == true else { return }
+        guard (try? updates.send(topic, more: true, wait: false)) == true else {
+            counters.droppedMessages.add(1, ordering: .relaxed)  // views see a gap and resync
+            return
+        }
         // libzmq takes the rest of a message whose first frame it took.
         if (try? updates.send(body, wait: false)) == true {
             counters.relayedPublications.add(1, ordering: .relaxed)

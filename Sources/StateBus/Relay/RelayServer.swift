@@ -583,9 +583,12 @@ final class RelayServer {
                 var publication = Statebus_V1_Publication()
                 publication.protocolVersion = StateBusProtocol.version1
                 publication.joinMarker = marker
-                if let bytes = try? publication.serializedBytes() as [UInt8] {
-                    _ = try? updates.send(multipart: [topic, bytes], wait: false)
+                // Not sent (the view's queue full): counted, and the view, which gets no
+                // marker, joins again after its request timeout.
+                let sent = (try? publication.serializedBytes() as [UInt8]).map { bytes in
+                    (try? updates.send(multipart: [topic, bytes], wait: false)) == true
                 }
+                if sent != true { counters.droppedMessages.add(1, ordering: .relaxed) }
                 try? updates.unsubscribe(topic)
             case .unsubscribe(let topic):
                 try? updates.unsubscribe(topic)

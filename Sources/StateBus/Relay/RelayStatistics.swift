@@ -46,8 +46,24 @@ final class RelayCounters: Sendable {
     /// Message bodies libzmq refused after taking their first frame (it should not): lost,
     /// so counted and logged rather than dropped silently.
     let droppedMessages = MetricCounter("statebus_relay_dropped_messages_total")
-    /// Whether every relayed object's copy holds the upstream's current state.
+    /// Whether every relayed object's copy holds the upstream's current state (set with
+    /// ``setSynced(_:)``).
     let synced = Atomic<Bool>(false)
+    /// Told when ``synced`` is set and when the relay joins its upstream again, for those who
+    /// wait on them (``StateRelay/waitFor(timeout:_:_:)``).
+    let events = ChangeFeed()
+
+    /// Records whether every copy is current, and tells those who wait.
+    func setSynced(_ value: Bool) {
+        synced.store(value, ordering: .relaxed)
+        events.notify(["synced"])
+    }
+
+    /// Counts a new join of the upstream, and tells those who wait.
+    func countUpstreamReconnect() {
+        upstreamReconnects.add(1, ordering: .relaxed)
+        events.notify(["upstream"])
+    }
 
     var snapshot: RelayStatistics {
         RelayStatistics(

@@ -59,12 +59,38 @@ public final class StateRelay: Sendable {
     /// Waits until the relay has joined its upstream and holds every relayed object.
     /// - Throws: `StateBusError.timeout` when that takes longer than `timeout`.
     public func waitUntilSynced(timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while !isSynced {
-            guard ContinuousClock.now < deadline else {
-                throw StateBusError(.timeout, "the relay at \(controlEndpoint) did not catch up with its upstream within \(timeout)")
+        try await waitFor(timeout: timeout, "the relay at \(controlEndpoint) to catch up with its upstream") { $0.isSynced }
+    }
+
+    /// Waits until `condition` holds, checking it now and whenever the relay's state changes
+    /// (it catches up with its upstream, falls behind, or joins it again), up to `timeout`.
+    ///
+    /// ```swift
+    /// let before = relay.statistics.upstreamReconnects
+    /// try await relay.waitFor(timeout: .seconds(30), "a new join") { $0.statistics.upstreamReconnects > before }
+    /// ```
+    /// - Throws: `StateBusError.timeout` naming `what` and the relay's statistics when the
+    ///   deadline passes or the relay stops first; whatever `condition` throws.
+    public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (StateRelay) throws -> Bool) async throws {
+        // Subscribed before the first check, so no event between the two is missed.
+        let events = PropertyChanges(feed: counters.events).makeAsyncIterator()
+        if try condition(self) { return }
+        let met = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { [self] in
+                var events = events
+                while await events.next() != nil { if try condition(self) { return true } }
+                return try condition(self)  // the relay stopped
             }
-            try await Task.sleep(for: .milliseconds(10))
+            group.addTask {
+                try await Task.sleep(for: timeout)  // the deadline, not a synchronisation
+                return false
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? false
+        }
+        let holds = try met || condition(self)
+        guard holds else {
+            throw StateBusError(.timeout, "timed out after \(timeout) waiting for \(what); the relay has \(statistics)")
         }
     }
 
@@ -73,5 +99,8 @@ public final class StateRelay: Sendable {
 
     /// Stops relaying: closes every socket. Its views notice through missing heartbeats.
     /// Safe to call more than once.
-    public func stop() { loop.shutdown() }
+    public func stop() {
+        loop.shutdown()
+        counters.events.finish()
+    }
 }
