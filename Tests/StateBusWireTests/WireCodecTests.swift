@@ -276,4 +276,20 @@ struct WireCodecTests {
             _ = try? Self.readRun(mutated)
         }
     }
+
+    @Test("a welcome's property kinds, read by hand or by the generated code: unknown and negative numbers mean any kind, never a trap")
+    func welcomeKinds() throws {
+        var welcome = Statebus_V1_Welcome()
+        var object = Statebus_V1_ObjectSchema()
+        object.name = "Thing"
+        object.propertyTable.names = ["a", "b", "c", "d"]
+        object.propertyTable.kinds = [.int, .any, .UNRECOGNIZED(42), .UNRECOGNIZED(-1)]
+        welcome.objects = [object]
+        let expected: [ValueKind?] = [.int, nil, nil, nil]
+        #expect(WelcomeReader(welcome, object: "Thing").object?.kinds == expected)
+        let bytes: [UInt8] = try welcome.serializedBytes()
+        let byHand = try bytes.withUnsafeBytes { buffer in try WelcomeReader(buffer, range: 0..<buffer.count, object: "Thing") }
+        #expect(byHand.object?.kinds == expected)
+        #expect(byHand.object?.names == ["a", "b", "c", "d"])
+    }
 }

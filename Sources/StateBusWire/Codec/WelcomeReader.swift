@@ -54,14 +54,9 @@ package struct WelcomeReader: Sendable {
 
     /// Reads a `PropertyTable`'s names and kinds into ``object``.
     private mutating func readTable(_ buffer: UnsafeRawBufferPointer, range: Range<Int>) throws(WireDecodingError) {
-        // Counted first, so the arrays are made once at their size.
-        var counter = WireReader(buffer, range: range)
-        var count = 0
-        while let (field, type) = try counter.nextField() {
-            if field == 1 { count += 1 }
-            try counter.skip(type)
-        }
         var reader = WireReader(buffer, range: range)
+        // Counted first, so the arrays are made once at their size.
+        let count = reader.countFields(1)
         var names: [String] = []
         var kinds: [ValueKind?] = []
         names.reserveCapacity(count)
@@ -96,22 +91,12 @@ package struct WelcomeReader: Sendable {
         objectNames = welcome.objects.map(\.name)
         if let index = objectNames.firstIndex(of: name) {
             let table = welcome.objects[index].propertyTable
-            object = (index, table.names, table.kinds.map { Self.kind(UInt64($0.rawValue)) })
+            object = (index, table.names, table.kinds.map(ValueKind.init(wire:)))
         }
     }
 
-    /// The kind of a `ValueKind` number (`nil`: any, or one this view does not know).
+    /// The kind of a `ValueKind` number read by hand (`nil`: any, or one this view does not know).
     private static func kind(_ number: UInt64) -> ValueKind? {
-        switch number {
-        case 1: .null
-        case 2: .bool
-        case 3: .int
-        case 4: .double
-        case 5: .string
-        case 6: .bytes
-        case 7: .list
-        case 8: .map
-        default: nil
-        }
+        ValueKind(wire: Statebus_V1_ValueKind(rawValue: Int(truncatingIfNeeded: number)) ?? .any)
     }
 }
