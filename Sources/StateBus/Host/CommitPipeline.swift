@@ -81,6 +81,9 @@ final class CommitPipeline {
         var waiters: [(waiter: SourceOfTruth.DurabilityWaiter, durable: Bool)] = []
         /// The transaction's error, for the durable replies and waiters.
         var failure: PersistenceError?
+        /// Whether ``take(replies:)`` took a burst of the host's own changes: the source of
+        /// truth then expects the loop to publish again soon without being asked.
+        var burst = false
     }
 
     private let truth: SourceOfTruth
@@ -96,9 +99,6 @@ final class CommitPipeline {
     private let outcome = TransactionOutcome()
     /// Held batches per object.
     private var heldBatches: [String: Int] = [:]
-    /// Whether the last ``take(replies:)`` took a burst of the host's own changes: the source
-    /// of truth then expects the loop to publish again soon without being asked.
-    private(set) var tookBurst = false
 
     init(truth: SourceOfTruth, persistence: HostPersistence?, wake: @escaping @Sendable () -> Void) {
         self.truth = truth
@@ -114,8 +114,8 @@ final class CommitPipeline {
     /// held for a group commit.
     func take(replies: [PendingReply]) -> Release {
         let taken = truth.takeUnpublished()
-        tookBurst = taken.burst
         var now = Release()
+        now.burst = taken.burst
         var held: Set<BatchKey> = []
         // Commonly nothing is held: the whole list goes out as it is, not copied batch by
         // batch (a burst of the host's own changes is a list of a hundred thousand).

@@ -22,7 +22,7 @@ extension HostServer {
         let replies = turnReplies
         turnReplies.removeAll()
         var releases = [commitPipeline.take(replies: replies)]
-        if commitPipeline.tookBurst, !burstTimerArmed {
+        if releases[0].burst, !burstTimerArmed {
             // The host's code applies changes faster than turns of the loop come: the next
             // publication gathers what comes in the meantime (then wakes nobody for each).
             burstTimerArmed = true

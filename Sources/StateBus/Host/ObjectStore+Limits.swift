@@ -1,22 +1,11 @@
 extension ObjectStore {
-    /// Checks resolved changes against the size bounds: each new property value, the whole
-    /// write, and the object as it would be after the write.
-    ///
-    /// Path writes are measured by the whole property they produce, so adding keys to a map
-    /// one path write at a time stops at ``HostLimits/maxPropertyBytes`` as a whole value does.
-    /// - Throws: `tooLarge`, naming the property, its size and the bound.
-    func checkSizes(of resolved: [Resolved], limits: HostLimits) throws(StateBusError) {
-        if resolved.count == 1 { return try checkSize(of: resolved[0], limits: limits) }
-        try checkSizes(of: resolved, limits: limits, general: true)
-    }
-
     /// ``checkSizes(of:limits:)`` for a batch of one change, without lists.
     func checkSize(of item: Resolved, limits: HostLimits) throws(StateBusError) {
         try checkPropertySize(item, limits: limits)
         let writeBytes = item.change.replacesWholeValue ? item.size : item.change.value.encodedSizeBound
         let total = totalBytes + item.size - sizes[item.property]
         guard writeBytes <= limits.maxObjectBytes, total <= limits.maxObjectBytes else {
-            return try checkSizes(of: [item], limits: limits, general: true)
+            return try checkSizes(of: [item], limits: limits)  // which says what is too large
         }
     }
 
@@ -28,7 +17,13 @@ extension ObjectStore {
             object: definition.name, property: item.change.property)
     }
 
-    private func checkSizes(of resolved: [Resolved], limits: HostLimits, general: Bool) throws(StateBusError) {
+    /// Checks resolved changes against the size bounds: each new property value, the whole
+    /// write, and the object as it would be after the write.
+    ///
+    /// Path writes are measured by the whole property they produce, so adding keys to a map
+    /// one path write at a time stops at ``HostLimits/maxPropertyBytes`` as a whole value does.
+    /// - Throws: `tooLarge`, naming the property, its size and the bound.
+    func checkSizes(of resolved: [Resolved], limits: HostLimits) throws(StateBusError) {
         let object = definition.name
         var writeBytes = 0
         var total = totalBytes

@@ -69,7 +69,7 @@ extension RelayServer {
         }
         dealer = nil
         subscriber = nil
-        upstreamUnansweredSince = nil
+        upstreamSilence.reset()
     }
 
     /// Joins the upstream again from the start (a new epoch, silence, an unbound connection).
@@ -117,7 +117,7 @@ extension RelayServer {
         let id = nextRequestID
         nextRequestID += 1
         request.requestID = id
-        if upstreamUnansweredSince == nil { upstreamUnansweredSince = .now }
+        upstreamSilence.requestSent(at: .now)
         guard let bytes = try? request.serializedBytes() as [UInt8], (try? dealer.send(bytes, wait: false)) == true else { return nil }
         lastSent = .now
         return id
@@ -138,7 +138,7 @@ extension RelayServer {
         for _ in 0..<256 {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             lastHeard = .now
-            upstreamUnansweredSince = nil
+            upstreamSilence.reset()
             guard !message.hasMore else { continue }
             let handled = message.withUnsafeBytes { buffer -> Bool in
                 guard let envelope = ReplyEnvelope(buffer), envelope.body == ReplyEnvelope.snapshotPart else { return false }
@@ -402,14 +402,14 @@ extension RelayServer {
     func tick() {
         let now = ContinuousClock.now
         let timeout = configuration.upstreamRequestTimeout
-        if let since = upstreamUnansweredSince, now - since > timeout * 3 {
+        if let waited = upstreamSilence.waited(at: now), waited > timeout * 3 {
             // Asking again on this connection cannot help when libzmq dropped it for good, as
             // it does after a message larger than the relay reads (it reconnects only after a
             // network failure).
             upstreamControlReadable()
-            if let since = upstreamUnansweredSince, now - since > timeout * 3 {
+            if let waited = upstreamSilence.waited(at: now), waited > timeout * 3 {
                 logger.warning(
-                    "\(configuration.upstreamControlEndpoint) answered nothing for \(now - since) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
+                    "\(configuration.upstreamControlEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
                 )
                 rejoinUpstream(because: "no answer on the control connection")
                 return
@@ -445,9 +445,8 @@ extension RelayServer {
         // Idle, a ping keeps the relay's view id leased; with requests unanswered, it tells a
         // live upstream slow to answer them (a write waiting for its commit) from a dropped
         // connection, which the silence check above replaces.
-        let waiting = upstreamUnansweredSince.map { now - $0 > timeout } ?? false
-        if dealer != nil, now - lastSent > .seconds(2) || (waiting && now - lastUpstreamPing > timeout) {
-            lastUpstreamPing = now
+        if dealer != nil, now - lastSent > .seconds(2) || upstreamSilence.probeDue(at: now, timeout: timeout) {
+            upstreamSilence.pinged(at: now)
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             sendUpstream(request)

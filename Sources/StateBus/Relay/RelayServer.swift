@@ -90,12 +90,8 @@ final class RelayServer {
     var phaseStarted = ContinuousClock.now
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
-    /// Since when a request upstream waits with no reply at all (`nil` when all were
-    /// answered): libzmq drops a connection for good after a message larger than its limit,
-    /// and only this silence shows it.
-    var upstreamUnansweredSince: ContinuousClock.Instant?
-    /// When the last ping went upstream.
-    var lastUpstreamPing = ContinuousClock.now
+    /// Requests upstream waiting with no reply (``ControlSilence``).
+    var upstreamSilence = ControlSilence()
     /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
     var joinedBefore = false
     /// Whether the current join has been logged as done ("relaying …"): once per join, so a

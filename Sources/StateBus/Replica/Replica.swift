@@ -110,7 +110,9 @@ public final class Replica: Sendable {
     /// Where the replica stands with its host.
     public var connectionState: ConnectionState { shared.inner.withLock { $0.connection } }
 
-    /// The last error the host reported for joining (an unknown object, say), if any.
+    /// The last error the host reported for joining (an unknown object, say), or the replica
+    /// met while joining (a `timeout`), if any. Cleared when the host answers a new hello, and
+    /// a timeout once the replica is live again.
     public var lastError: StateBusError? { shared.inner.withLock { $0.lastError } }
 
     /// Every property's visible value: the host's, with this view's pending writes on top.

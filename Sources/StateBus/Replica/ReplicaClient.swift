@@ -66,13 +66,8 @@ final class ReplicaClient {
     private var sessionToken = Data()
     /// When a request last went to the host: an idle view pings so its view id stays bound.
     private var lastSent = ContinuousClock.now
-    /// Since when a request on this connection waits with no reply at all (`nil` when every
-    /// request was answered). libzmq drops a connection for good, without reconnecting, when
-    /// the host sends a message larger than ``ReplicaLimits/maxIncomingMessageBytes``; only
-    /// this silence shows it (``ReplicaClient/checkControlSilence(at:)``).
-    private var unansweredSince: ContinuousClock.Instant?
-    /// When the last ping went out.
-    private var lastPinged = ContinuousClock.now
+    /// Requests on this connection waiting with no reply (``ReplicaClient/checkControlSilence(at:)``).
+    private var silence = ControlSilence()
     private(set) var closed = false
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
@@ -116,7 +111,7 @@ final class ReplicaClient {
         settleSentCalls()
         reportedStale = false
         tearDownSockets()
-        unansweredSince = nil
+        silence.reset()
         do throws(RuntimeFolderError) {
             // A socket in a runtime folder another user controls could be theirs.
             try RuntimeFolder.checkEndpoint(controlEndpoint)
@@ -168,7 +163,9 @@ final class ReplicaClient {
         switch phase {
         case .hello: shared.setConnection(shared.inner.withLock { $0.state.hasSnapshot } ? .stale : .connecting)
         case .awaitingJoin, .snapshot: if shared.inner.withLock({ $0.connection }) != .stale { shared.setConnection(.syncing) }
-        case .live: shared.setConnection(.live)
+        case .live:
+            shared.inner.withLock { $0.lastError = nil }
+            shared.setConnection(.live)
         }
     }
 
@@ -247,7 +244,7 @@ final class ReplicaClient {
             // A DEALER queues while the host is unreachable, up to its high-water mark; the
             // window of writes in flight keeps writes well below it.
             lastSent = .now
-            if unansweredSince == nil { unansweredSince = lastSent }
+            silence.requestSent(at: lastSent)
             guard try dealer.send(bytes, wait: false) else {
                 logger.debug("the control socket's queue is full; request \(id) will be sent again")
                 return nil
@@ -266,7 +263,7 @@ final class ReplicaClient {
         for _ in 0..<256 {
             // A handler may have replaced the connection: what is left on this one is moot.
             guard self.dealer === dealer, (try? dealer.receive(into: bodyFrame, wait: false)) == true else { return }
-            unansweredSince = nil
+            silence.reset()
             guard !bodyFrame.hasMore else {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
@@ -356,7 +353,11 @@ final class ReplicaClient {
         epoch = welcome.epoch
         sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
-        shared.inner.withLock { $0.lastError = nil }
+        // The host answered, so what it reported before is past; a timeout is past only once
+        // the view is live (a snapshot too large for the view times out after the welcome).
+        shared.inner.withLock { inner in
+            if inner.lastError?.code != .timeout { inner.lastError = nil }
+        }
         let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: controlEndpoint)
         do throws(RuntimeFolderError) {
             try RuntimeFolder.checkEndpoint(endpoint)
@@ -397,9 +398,8 @@ final class ReplicaClient {
         // whose requests wait unanswered pings too: a host that is alive but slow to answer
         // them (a write waiting for a commit on a stalled disk) answers a ping at once, and
         // is then not taken for a connection libzmq dropped (`checkControlSilence`).
-        let waiting = unansweredSince.map { now - $0 > configuration.requestTimeout } ?? false
-        if phase == .live, now - lastSent > configuration.requestTimeout || (waiting && now - lastPinged > configuration.requestTimeout) {
-            lastPinged = now
+        if phase == .live, now - lastSent > configuration.requestTimeout || silence.probeDue(at: now, timeout: configuration.requestTimeout) {
+            silence.pinged(at: now)
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             send(request)
@@ -448,16 +448,16 @@ final class ReplicaClient {
     /// dropped it for good, as it does after a message larger than the replica's limit (it
     /// reconnects only after a network failure). - Returns: whether it reconnected.
     private func checkControlSilence(at now: ContinuousClock.Instant) -> Bool {
-        guard let since = unansweredSince, now - since > configuration.requestTimeout * 3 else { return false }
+        guard let waited = silence.waited(at: now), waited > configuration.requestTimeout * 3 else { return false }
         // What was read but not yet handled is an answer: after this process was starved of
         // CPU, this timer can run before it.
         controlReadable()
-        guard let since = unansweredSince, now - since > configuration.requestTimeout * 3, !closed else { return false }
+        guard let waited = silence.waited(at: now), waited > configuration.requestTimeout * 3, !closed else { return false }
         let limit = configuration.limits.maxIncomingMessageBytes
         fail(
             StateBusError(
                 .timeout,
-                "the host at \(controlEndpoint) answered nothing for \(now - since) (3 x ReplicaConfiguration.requestTimeout); "
+                "the host at \(controlEndpoint) answered nothing for \(waited) (3 x ReplicaConfiguration.requestTimeout); "
                     + "reconnecting. If the host is running, its answer may be larger than this replica reads "
                     + "(ReplicaLimits.maxIncomingMessageBytes, \(limit) bytes): libzmq then drops the connection; raise the limit "
                     + "above the host's HostLimits.maxObjectBytes", object: object))

@@ -99,13 +99,7 @@ package struct ColumnCursor {
             return IndexedChange(property: property, value: .double(Double(bitPattern: try doubles.fixed64())))
         case .string:
             var body = try strings.next()
-            let range = body.position..<body.end
-            let slice = UnsafeRawBufferPointer(rebasing: body.buffer[range])
-            guard let text = String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) else {
-                throw .malformed("a string that is not UTF-8")
-            }
-            body.position = body.end
-            return IndexedChange(property: property, value: .string(text))
+            return IndexedChange(property: property, value: .string(try body.wholeString()))
         case .bytes:
             let body = try blobs.next()
             return IndexedChange(property: property, value: .bytes(Data(UnsafeRawBufferPointer(rebasing: body.buffer[body.position..<body.end]))))

@@ -143,7 +143,7 @@ package struct UpdateRunReader {
         var batch = Batch(sequence: firstSequence &+ UInt64(index), changes: changes, origin: nil, writeID: 0)
         if nextOrigin == index {
             var body = try origins.next()
-            batch.origin = try body.string(whole: true)
+            batch.origin = try body.wholeString()
             batch.writeID = try writeIDs.varint()
             nextOrigin = originBatches.isAtEnd ? nil : Int(try originBatches.varint32())
         }
@@ -260,18 +260,6 @@ package enum WireDecoding {
         options.messageDepthLimit = ValueCodec.decodingDepthLimit
         return options
     }()
-}
-
-extension WireReader {
-    /// The whole remaining body read as a UTF-8 string (a repeated string's entry).
-    mutating func string(whole: Bool) throws(WireDecodingError) -> String {
-        let slice = UnsafeRawBufferPointer(rebasing: buffer[position..<end])
-        guard let text = String(validating: slice.bindMemory(to: UInt8.self), as: UTF8.self) else {
-            throw .malformed("a string that is not UTF-8")
-        }
-        position = end
-        return text
-    }
 }
 
 /// A run read whole: every batch with its changes (for a relay, which keeps a copy of the

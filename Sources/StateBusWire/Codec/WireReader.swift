@@ -115,12 +115,25 @@ package struct WireReader {
     /// A string field's body, checked to be UTF-8 as protobuf requires.
     @inline(__always)
     package mutating func string() throws(WireDecodingError) -> String {
-        let range = try lengthDelimited()
-        let bytes = UnsafeRawBufferPointer(rebasing: buffer[range]).bindMemory(to: UInt8.self)
-        // ASCII, the common case, is valid UTF-8 as it is: checked eight bytes at a time and
-        // made a String without the general validator (which looks up generic metadata on
-        // every call, a fifth of a view's time on a run of small structs).
-        if Self.isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
+        try Self.utf8String(UnsafeRawBufferPointer(rebasing: buffer[try lengthDelimited()]))
+    }
+
+    /// The rest of this reader's range read as a UTF-8 string (an entry of a repeated string
+    /// field, read through a reader of its own).
+    @inline(__always)
+    package mutating func wholeString() throws(WireDecodingError) -> String {
+        defer { position = end }
+        return try Self.utf8String(UnsafeRawBufferPointer(rebasing: buffer[position..<end]))
+    }
+
+    /// `bytes` as a String, checked to be UTF-8. ASCII, the common case, is valid UTF-8 as it
+    /// is: checked eight bytes at a time and made a String without the general validator
+    /// (which looks up generic metadata on every call, a fifth of a view's time on a run of
+    /// small structs).
+    @inline(__always)
+    private static func utf8String(_ raw: UnsafeRawBufferPointer) throws(WireDecodingError) -> String {
+        let bytes = raw.bindMemory(to: UInt8.self)
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .malformed("a string that is not UTF-8")
         }

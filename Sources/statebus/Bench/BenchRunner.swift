@@ -13,7 +13,6 @@ struct BenchRunner {
         if progress { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
     }
 
-    static func rate(_ value: Double) -> String { BenchReport.format(value, unit: "rate") }
     static func time(_ value: Double) -> String { BenchReport.format(value, unit: "nanoseconds") }
 
     // MARK: Throughput
