@@ -111,10 +111,10 @@ enum CorpusWriter {
     /// Checks that the stand-in's version-2 welcome is the host's: the same schema hash,
     /// the same property tables.
     private static func checkStandIn(against welcome: Statebus_V1_Welcome) throws {
-        let expected = FuzzObjects.all.map(FuzzObjects.packedSchema(of:))
+        let expected = FuzzObjects.all.map(\.packedSchema)
         guard welcome.objects == expected, welcome.schemaHash == FuzzObjects.schemaHash(of: FuzzObjects.all) else {
             throw Finding(
-                "the host's version-2 welcome no longer matches the fuzzer's stand-in (FuzzObjects+Schemas.swift): hash \(welcome.schemaHash) vs \(FuzzObjects.schemaHash(of: FuzzObjects.all)), objects \(welcome.objects) vs \(expected)"
+                "the host's version-2 welcome no longer matches the fuzzer's stand-in (built from ObjectDefinition.packedSchema and schemaHash(of:) over FuzzObjects.all, in order): hash \(welcome.schemaHash) vs \(FuzzObjects.schemaHash(of: FuzzObjects.all)), objects \(welcome.objects) vs \(expected)"
             )
         }
     }

@@ -19,7 +19,7 @@ enum WelcomeGenerator {
     /// `HostWelcome` lays it out: the encoded welcome, then the session token.
     static func reply(truth: StandInTruth, requestID: UInt64, endpoint: String, withSchema: Bool) -> [UInt8] {
         var welcome = base(truth: truth, endpoint: endpoint)
-        if withSchema { welcome.objects = truth.objects.map(FuzzObjects.packedSchema(of:)) }
+        if withSchema { welcome.objects = truth.objects.map(\.packedSchema) }
         return envelope(requestID: requestID, body: (try? welcome.serializedBytes()) ?? [], token: sessionToken)
     }
 
@@ -29,7 +29,7 @@ enum WelcomeGenerator {
     /// paired that hash with another schema would (rightly) leave the replica with it.
     static func hostile(truth: StandInTruth, requestID: UInt64, endpoint: String, using random: inout SeededRandom) -> [UInt8] {
         var welcome = base(truth: truth, endpoint: endpoint)
-        var objects = truth.objects.map(FuzzObjects.packedSchema(of:))
+        var objects = truth.objects.map(\.packedSchema)
         var token = sessionToken
         let otherHash = random.oneIn(8) ? 0 : UInt64.random(in: 1...UInt64.max, using: &random)
         let target = truth.targetIndex
@@ -71,7 +71,7 @@ enum WelcomeGenerator {
             objects = []
             welcome.schemaHash = otherHash
         case 7:  // a version-1 schema (named properties, no table)
-            objects = truth.objects.map(FuzzObjects.schema(of:))
+            objects = truth.objects.map(\.schema)
             welcome.schemaHash = otherHash
         case 8:  // heartbeats at once or never, endpoints that lead nowhere
             welcome.heartbeatIntervalMs = [0, 1, 2, UInt32.max].randomElement(using: &random)!

@@ -17,8 +17,8 @@ extension PropertyDefinition {
 }
 
 extension ObjectDefinition {
-    /// The object's schema, as sent in the welcome.
-    var schema: Statebus_V1_ObjectSchema {
+    /// The object's schema, as sent in version 1's welcome.
+    package var schema: Statebus_V1_ObjectSchema {
         var schema = Statebus_V1_ObjectSchema()
         schema.name = name
         schema.properties = properties.map(\.schema)
@@ -29,7 +29,7 @@ extension ObjectDefinition {
 
 extension ObjectDefinition {
     /// The object's schema in version 2's welcome: its properties column by column.
-    var packedSchema: Statebus_V1_ObjectSchema {
+    package var packedSchema: Statebus_V1_ObjectSchema {
         var schema = Statebus_V1_ObjectSchema()
         schema.name = name
         schema.actions = actions.map(\.schema)
@@ -47,6 +47,14 @@ extension ObjectDefinition {
         }
         schema.propertyTable = table
         return schema
+    }
+}
+
+extension ObjectDefinition {
+    /// The schema hash of version 2's welcome from a host serving `objects` in this order
+    /// (never 0, which a hello uses for "no schema").
+    package static func schemaHash(of objects: [ObjectDefinition]) throws -> UInt64 {
+        try HostWelcome.hash(of: objects.map(\.packedSchema))
     }
 }
 
