@@ -50,6 +50,7 @@ static inline int czmq_poll_ns(struct pollfd *fds, unsigned long count, long lon
 /* Pins the calling thread to one CPU (the low-latency profile). Returns 0, or an errno. */
 static inline int czmq_pin_thread(int cpu) {
 #ifdef __linux__
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return EINVAL; /* CPU_SET would write outside the set */
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
@@ -57,6 +58,21 @@ static inline int czmq_pin_thread(int cpu) {
 #else
     (void)cpu;
     return ENOTSUP;
+#endif
+}
+
+/* Whether this process may run on `cpu` (its affinity mask, as taskset or a cgroup set it):
+   1 yes, 0 no. */
+static inline int czmq_cpu_allowed(int cpu) {
+#ifdef __linux__
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    return CPU_ISSET(cpu, &set) ? 1 : 0;
+#else
+    (void)cpu;
+    return 0;
 #endif
 }
 

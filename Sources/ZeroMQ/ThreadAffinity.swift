@@ -11,4 +11,11 @@ public enum ThreadAffinity {
     public static func pinCurrentThread(to cpu: Int32) -> Bool {
         czmq_pin_thread(cpu) == 0
     }
+
+    /// Whether this process may run on `cpu` (its affinity mask, as `taskset` or a cgroup
+    /// set it): what a thread can be pinned to.
+    public static func isAllowed(_ cpu: Int32) -> Bool { czmq_cpu_allowed(cpu) == 1 }
+
+    /// The CPUs this process may run on, for messages.
+    public static var allowedCPUs: [Int32] { (0..<1024).filter(isAllowed) }
 }

@@ -4,11 +4,14 @@ extension ConnectionOptions {
     /// A replica of the object these options name, on the host they name; it starts joining
     /// at once.
     ///
-    /// - Parameter nodeName: the name the host logs for this process.
+    /// - Parameters:
+    ///   - nodeName: the name the host logs for this process.
+    ///   - pinnedCPU: the low-latency profile's CPU (`--pin-cpu`), or `nil`.
     /// - Throws: `ValidationError` when no object is named, or what `Replica.init` throws.
-    func replica(nodeName: String) throws -> Replica {
+    func replica(nodeName: String, pinnedCPU: Int32? = nil) throws -> Replica {
         var configuration = ReplicaConfiguration(nodeName: nodeName)
         configuration.security = try security()
+        configuration.pinnedCPU = pinnedCPU
         return try Replica(object: try requireObject(), controlEndpoint: controlEndpoint, configuration: configuration)
     }
 

@@ -23,6 +23,7 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --control tcp://0.0.0.0:7000 --updates tcp://0.0.0.0:7001 --advertise tcp://192.0.2.7:7001 --insecure --object Counter --property count:int=0
               statebus host --control tcp://0.0.0.0:7000 --key host.key --authorized authorized.keys --object Counter --property count:int=0
               statebus host --object Counter --property count:int=0 --metrics 127.0.0.1:9464   # Prometheus scrapes /metrics
+              statebus host --object Counter --property count:int=0 --pin-cpu 0   # low latency, with views run --pin-cpu 0
 
             A tcp endpoint on an address other than loopback needs --key and --authorized \
             (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
@@ -64,6 +65,7 @@ struct HostCommand: AsyncParsableCommand {
 
     @OptionGroup var security: HostSecurityOptions
     @OptionGroup var metrics: MetricsOptions
+    @OptionGroup var lowLatency: LowLatencyOptions
 
     func validate() throws {
         guard !property.isEmpty else {
@@ -132,6 +134,7 @@ struct HostCommand: AsyncParsableCommand {
         )
         configuration.databaseLockTimeout = .milliseconds(databaseLockTimeoutMs)
         configuration.advertisedUpdatesEndpoint = advertise
+        configuration.pinnedCPU = lowLatency.pinCpu
         try security.apply(to: &configuration)
         let host = try await StateHost(objects: [definition], configuration: configuration)
         let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)

@@ -22,6 +22,7 @@ struct ViewCommand: AsyncParsableCommand {
             """
     )
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var lowLatency: LowLatencyOptions
     @OptionGroup var metrics: MetricsOptions
 
     @Option(name: .long, help: "The property to show and edit.")
@@ -36,7 +37,7 @@ struct ViewCommand: AsyncParsableCommand {
     func run() async throws {
         let name = self.name ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.node] ?? "view"
         let metricsEndpoint = try metrics.endpoint()
-        let replica = try connection.replica(nodeName: name)
+        let replica = try connection.replica(nodeName: name, pinnedCPU: lowLatency.pinCpu)
         metrics.serveInBackground(metricsEndpoint)
         let stop = SignalTrap.stopSignals()
         let property = self.property

@@ -28,6 +28,7 @@ struct WatchCommand: AsyncParsableCommand {
             """
     )
     @OptionGroup var connection: ConnectionOptions
+    @OptionGroup var lowLatency: LowLatencyOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var metrics: MetricsOptions
 
@@ -40,7 +41,7 @@ struct WatchCommand: AsyncParsableCommand {
     func run() async throws {
         let nodeName = name ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.node] ?? "statebus-watch"
         let metricsEndpoint = try metrics.endpoint()
-        let replica = try connection.replica(nodeName: nodeName)
+        let replica = try connection.replica(nodeName: nodeName, pinnedCPU: lowLatency.pinCpu)
         metrics.serveInBackground(metricsEndpoint)
         let stop = SignalTrap.stopSignals()
         // Subscribe before anything can change, so no transition is missed.

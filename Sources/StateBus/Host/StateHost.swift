@@ -41,7 +41,8 @@ public final class StateHost: Sendable {
     ///   - objects: the objects to serve; names must be unique.
     ///   - configuration: endpoints and behaviour.
     ///   - context: the ZeroMQ context to use (default: a new one).
-    /// - Throws: `StateBusError` for duplicate names, `ZeroMQError` when a bind fails
+    /// - Throws: `StateBusError` for duplicate names or a ``HostConfiguration/pinnedCPU`` this process
+    ///   may not run on, `ZeroMQError` when a bind fails
     ///   (for example `addressInUse`).
     public init(objects: [ObjectDefinition], configuration: HostConfiguration = HostConfiguration(), context: Context? = nil) async throws {
         var seen = Set<String>()
@@ -57,6 +58,7 @@ public final class StateHost: Sendable {
         let epoch = UInt64.random(in: 1...UInt64.max)
         let state = SourceOfTruth(epoch: epoch, objects: objects, limits: configuration.limits)
         let cpu = configuration.pinnedCPU
+        try PinnedCPU.check(cpu, setting: "HostConfiguration.pinnedCPU")
         let loop = try IOLoop(context: try context ?? Context(ioThreadCPU: cpu), name: "statebus-host", cpu: cpu)
         let counters = self.counters
         let actionHandlers = self.actionHandlers

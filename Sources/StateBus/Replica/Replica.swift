@@ -36,7 +36,8 @@ public final class Replica: Sendable {
     ///   - controlEndpoint: the host's control endpoint.
     ///   - configuration: identity and patience.
     ///   - loop: an I/O loop to share with other replicas (default: one of its own).
-    /// - Throws: `ZeroMQError` when no loop can be started.
+    /// - Throws: `StateBusError` `badRequest` for a ``ReplicaConfiguration/pinnedCPU`` this
+    ///   process may not run on; `ZeroMQError` when no loop can be started.
     public init(object: String, controlEndpoint: String, configuration: ReplicaConfiguration = ReplicaConfiguration(), loop: IOLoop? = nil) throws {
         self.object = object
         self.controlEndpoint = controlEndpoint
@@ -44,6 +45,7 @@ public final class Replica: Sendable {
         self.configuration = configuration
         let ownsLoop = loop == nil
         let cpu = configuration.pinnedCPU
+        if ownsLoop { try PinnedCPU.check(cpu, setting: "ReplicaConfiguration.pinnedCPU") }
         let loop = try loop ?? IOLoop(context: try Context(ioThreadCPU: cpu), name: "statebus-view", cpu: cpu)
         self.loop = loop
         self.ownsLoop = ownsLoop

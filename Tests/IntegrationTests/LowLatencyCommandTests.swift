@@ -1,0 +1,38 @@
+import Foundation
+import StateBusTesting
+import Testing
+import ZeroMQ
+
+/// `--pin-cpu` on `statebus host`, `view` and `watch`, with real processes.
+@Suite("The low-latency profile on the command line")
+struct LowLatencyCommandTests {
+    @Test(
+        "a host and a watching view pinned to one CPU serve and follow; --pin-cpu of a CPU the process may not use is refused, naming the ones it may"
+    )
+    func pinCPU() async throws {
+        let folder = "/tmp/sbpin-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let control = "ipc://\(folder)/control"
+        let statebus = try BuiltProducts.executable("statebus")
+        let cpu = try #require(ThreadAffinity.allowedCPUs.first)
+
+        let refused = try await runStatebus(["host", "--control", control, "--object", "Counter", "--property", "count:int=0", "--pin-cpu", "4096"])
+        #expect(refused.status == 64, "\(refused.output)")
+        #expect(refused.output.contains { $0.contains("--pin-cpu 4096") && $0.contains("it may use \(cpu)") }, "\(refused.output)")
+
+        let host = try NodeProcess(
+            executable: statebus,
+            arguments: ["host", "--control", control, "--object", "Counter", "--property", "count:int=3", "--no-persistence", "--pin-cpu", "\(cpu)"],
+            name: "host")
+        defer { host.terminate() }
+        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        let watch = try NodeProcess(
+            executable: statebus, arguments: ["watch", "--control", control, "--object", "Counter", "--pin-cpu", "\(cpu)"], name: "watch")
+        defer { watch.terminate() }
+        try await watch.waitForLine("the first value") { $0.contains("count = 3") }
+        let set = try await runStatebus(["set", "--control", control, "--object", "Counter", "count", "9"])
+        #expect(set.status == 0, "\(set.output)")
+        try await watch.waitForLine("the new value") { $0.contains("count = 9") }
+    }
+}
