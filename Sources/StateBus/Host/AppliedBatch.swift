@@ -20,19 +20,21 @@ struct AppliedBatch: Sendable {
 /// of one change costs no allocation (a burst of the host's own updates queues millions).
 struct BatchChanges: RandomAccessCollection, Sendable {
     let first: ObjectStore.Resolved
-    let rest: [ObjectStore.Resolved]
+    /// The others: a slice of the list the batch was applied from (sharing its storage, so a
+    /// batch of several changes is not copied once more).
+    let rest: ArraySlice<ObjectStore.Resolved>
 
-    init(_ first: ObjectStore.Resolved, rest: [ObjectStore.Resolved] = []) {
+    init(_ first: ObjectStore.Resolved, rest: ArraySlice<ObjectStore.Resolved> = []) {
         self.first = first
         self.rest = rest
     }
 
     /// The changes of a non-empty list.
     init(_ all: [ObjectStore.Resolved]) {
-        self.init(all[0], rest: Array(all.dropFirst()))
+        self.init(all[0], rest: all.dropFirst())
     }
 
     var startIndex: Int { 0 }
     var endIndex: Int { rest.count + 1 }
-    subscript(position: Int) -> ObjectStore.Resolved { position == 0 ? first : rest[position - 1] }
+    subscript(position: Int) -> ObjectStore.Resolved { position == 0 ? first : rest[rest.startIndex + position - 1] }
 }

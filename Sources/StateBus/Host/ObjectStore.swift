@@ -188,10 +188,7 @@ struct ObjectStore: Sendable {
     /// - Returns: the batch's sequence number.
     mutating func apply(_ change: Resolved) -> UInt64 {
         sequence += 1
-        values[change.property] = change.newValue
-        versions[change.property] = sequence
-        totalBytes += change.size - sizes[change.property]
-        sizes[change.property] = change.size
+        store(change)
         return sequence
     }
 
@@ -199,13 +196,18 @@ struct ObjectStore: Sendable {
     /// - Returns: the batch's sequence number.
     mutating func apply(_ resolved: [Resolved]) -> UInt64 {
         sequence += 1
-        for change in resolved {
-            values[change.property] = change.newValue
-            versions[change.property] = sequence
-            totalBytes += change.size - sizes[change.property]
-            sizes[change.property] = change.size
-        }
+        for change in resolved { store(change) }
         return sequence
+    }
+
+    /// Stores one resolved change as part of the current batch (``sequence``): its value, its
+    /// version and its size.
+    @inline(__always)
+    private mutating func store(_ change: Resolved) {
+        values[change.property] = change.newValue
+        versions[change.property] = sequence
+        totalBytes += change.size - sizes[change.property]
+        sizes[change.property] = change.size
     }
 
     /// The property's value after a change, before normalisation.
