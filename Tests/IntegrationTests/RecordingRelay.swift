@@ -2,7 +2,8 @@ import Foundation
 import Synchronization
 
 /// A TCP relay between a client and a server that records every byte it forwards, both
-/// ways: what an eavesdropper on the network would see.
+/// ways: what an eavesdropper on the network would see. It can also play a slow link, paced
+/// towards the client.
 ///
 /// It listens on `127.0.0.1` at a port the kernel picks; each accepted connection gets one
 /// to the target, and a thread per direction copies bytes until either side closes.
@@ -12,9 +13,14 @@ final class RecordingRelay: Sendable {
     private let listener: Int32
     private let recorded = Mutex<[UInt8]>([])
     private let closed = Atomic<Bool>(false)
+    /// The pace of the server-to-client direction, or `nil` for as fast as it comes.
+    private let downstreamBytesPerSecond: Int?
 
     /// Starts relaying to `tcp://127.0.0.1:PORT`.
-    init(to target: String) throws {
+    /// - Parameter downstreamBytesPerSecond: paces what the server sends the client to about
+    ///   this rate (a slow link); `nil` relays at full speed.
+    init(to target: String, downstreamBytesPerSecond: Int? = nil) throws {
+        self.downstreamBytesPerSecond = downstreamBytesPerSecond
         guard let port = target.split(separator: ":").last.flatMap({ UInt16($0) }) else { throw RelayError("no port in \(target)") }
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = Self.loopback(port: 0)
@@ -63,16 +69,18 @@ final class RecordingRelay: Sendable {
                 Glibc.close(server)
                 continue
             }
-            Thread.detachNewThread { [self] in pump(from: client, to: server) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client) }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, bytesPerSecond: nil) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, bytesPerSecond: downstreamBytesPerSecond) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32) {
-        var buffer = [UInt8](repeating: 0, count: 65536)
+    private func pump(from source: Int32, to destination: Int32, bytesPerSecond: Int?) {
+        // Paced, it moves 4 KiB at a time and waits as long as that takes at the rate.
+        var buffer = [UInt8](repeating: 0, count: bytesPerSecond == nil ? 65536 : 4096)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
+            if let bytesPerSecond { Thread.sleep(forTimeInterval: Double(count) / Double(bytesPerSecond)) }
             recorded.withLock { $0.append(contentsOf: buffer[0..<count]) }
             var sent = 0
             while sent < count {

@@ -49,8 +49,8 @@ public struct RelayConfiguration: Sendable {
     /// Updates the relay keeps while its snapshot of an object is on the way (default
     /// 64 MiB); past it, it asks for a new snapshot.
     public var maxBufferedUpdateBytes: Int = 64 << 20
-    /// How long the relay waits for an answer to its hello or snapshot request upstream
-    /// before asking again (default 5 s). A connection that answers nothing for three times
+    /// How long the relay waits for an answer to its hello upstream, or for the next part of a
+    /// snapshot, before asking again (default 5 s). A connection that answers nothing for three times
     /// this while a request waits is replaced (the relay joins again).
     public var upstreamRequestTimeout: Duration = .seconds(5)
     /// The largest message the relay reads from its upstream (default 64 MiB, as a view's

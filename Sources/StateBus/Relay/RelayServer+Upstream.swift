@@ -261,7 +261,11 @@ extension RelayServer {
         copies[name] = copy
         switch outcome {
         case nil: requestSnapshot(of: name)
-        case false?: break
+        case false?:
+            // A part arrived: the snapshot is coming, so its deadline counts from now (a large
+            // one over a slow link takes longer than one request timeout, and asking again
+            // would start it over every time).
+            snapshotAskedAt[name] = .now
         case true?:
             snapshotAskedAt[name] = nil
             noteSynced()

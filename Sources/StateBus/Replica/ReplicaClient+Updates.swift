@@ -270,6 +270,10 @@ extension ReplicaClient {
         }
         if part.part == 0 { incoming.start(count: schema.layout.count, sequence: part.sequence) }
         incoming.nextPart += 1
+        // The snapshot is coming: its deadline (`checkLiveness`) counts from its latest part,
+        // since a large one over a slow link takes longer than one request timeout, and
+        // asking again would start it over every time.
+        phaseStarted = .now
         do {
             while !part.isAtEnd {
                 let (change, version) = try part.next()

@@ -59,7 +59,9 @@ final class ReplicaClient {
     var reportedStale = false
     /// Whether `connect()` ran before: later calls are reconnections (counted).
     private var connectedBefore = false
-    private var phaseStarted = ContinuousClock.now
+    /// When the current phase began, or, while a snapshot arrives, when its latest part did:
+    /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
+    var phaseStarted = ContinuousClock.now
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
     /// view id is still ours (``HostConfiguration/viewIDLease``).

@@ -9,7 +9,8 @@ public struct ReplicaConfiguration: Sendable {
     public var nodeName: String
     /// How many heartbeat intervals of silence make the replica stale.
     public var missedHeartbeatsBeforeStale: Int
-    /// How long a hello or snapshot may take before it is asked again.
+    /// How long a hello may wait for its welcome, or a snapshot for its next part, before it
+    /// is asked again (a snapshot arriving part by part may take longer in all).
     public var requestTimeout: Duration
     /// How often liveness (and write deadlines) are checked.
     public var livenessCheckInterval: Duration
@@ -54,7 +55,7 @@ public struct ReplicaConfiguration: Sendable {
     /// - Parameters:
     ///   - nodeName: a name for logs (default: the process name).
     ///   - missedHeartbeatsBeforeStale: silent intervals before going stale (default 3).
-    ///   - requestTimeout: how long to wait for a welcome or snapshot (default 2 s).
+    ///   - requestTimeout: how long to wait for a welcome, or for a snapshot's next part (default 2 s).
     ///   - writeTimeout: how long a write may wait for its answer (default 30 s).
     ///   - maxWritesInFlight: writes sent and unanswered at once (default 1,000).
     ///   - maxQueuedWrites: writes waiting for confirmation (default 100,000).
