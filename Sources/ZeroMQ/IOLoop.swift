@@ -79,6 +79,15 @@ public final class IOLoop: Sendable {
         enqueueWork(PendingWork(run: work, cancel: nil))
     }
 
+    /// Runs `work` on the loop thread, soon, in the order of calls; when the loop stops
+    /// before `work` ran, runs `ifStopped` instead (on the thread that stops the loop), so
+    /// whoever waits for `work` hears of it.
+    /// - Returns: `false` if the loop has stopped already (neither runs).
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable (LoopThread) -> Void, ifStopped: @escaping @Sendable () -> Void) -> Bool {
+        enqueueWork(PendingWork(run: work, cancel: ifStopped))
+    }
+
     /// Queues work for the loop thread, waking it only when it sleeps in the poll.
     /// - Returns: `false` if the loop has stopped (the work will not run).
     func enqueueWork(_ work: PendingWork) -> Bool {

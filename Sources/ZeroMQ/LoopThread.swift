@@ -46,6 +46,9 @@ public final class LoopThread {
     /// The wake eventfd, then each registration's fd (reading paused: no events asked).
     private var pollSet: [pollfd] = []
     private var pollSetIsStale = true
+    /// Whether due timers' bodies are running, and the timers cancelled meanwhile.
+    private var firingTimers = false
+    private var cancelledWhileFiring: Set<TimerID> = []
     private let clock = ContinuousClock()
 
     init(loop: IOLoop) {
@@ -113,6 +116,7 @@ public final class LoopThread {
     /// Cancels a timer; cancelling one that already fired or was cancelled does nothing.
     public func cancelTimer(_ id: TimerID) {
         timers.removeAll { $0.id == id }
+        if firingTimers { cancelledWhileFiring.insert(id) }
     }
 
     /// Runs `body` on the loop thread when the loop shuts down, before sockets close.
@@ -258,7 +262,13 @@ public final class LoopThread {
         for index in timers.indices where timers[index].deadline <= now {
             if let interval = timers[index].interval { timers[index].deadline = now.advanced(by: interval) }
         }
-        for timer in due where timers.contains(where: { $0.id == timer.id }) || timer.interval == nil {
+        // A body may cancel a timer due in the same turn: that one no longer fires.
+        firingTimers = true
+        defer {
+            firingTimers = false
+            cancelledWhileFiring.removeAll()
+        }
+        for timer in due where !cancelledWhileFiring.contains(timer.id) {
             timer.body()
         }
     }
@@ -271,8 +281,11 @@ public final class LoopThread {
         registrations.removeAll()
         timers.removeAll()
         pollSet = []
-        // Work submitted after the last drain never runs; let awaiting callers know.
+        // Work submitted after the last drain never runs; let awaiting callers know. The loop
+        // is marked stopped in the same step, so no work is accepted after it (the loop also
+        // ends here when its poll fails for good, without a call to `shutdown()`).
         let abandoned = loop.shared.withLock { state in
+            state.stopping = true
             defer { state.work.removeAll() }
             return state.work
         }

@@ -127,6 +127,47 @@ struct AsyncBridgeTests {
         for await count in fired.stream { seen.append(count) }
         #expect(seen == [1, 2, 3])
     }
+
+    @Test("a one-shot timer cancelled by another due in the same turn does not fire")
+    func timerCancelledInTheSameTurn() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let fired = AsyncStream<String>.makeStream()
+        _ = try await loop.submit { thread in
+            let ticker = Ticker()
+            // Both are due at the next turn; the first cancels the second.
+            _ = thread.scheduleTimer(after: .zero) {
+                fired.continuation.yield("first")
+                if let id = ticker.id { thread.cancelTimer(id) }
+            }
+            ticker.id = thread.scheduleTimer(after: .zero) { fired.continuation.yield("cancelled") }
+            // A later timer ends the record: by then the cancelled one would have fired.
+            _ = thread.scheduleTimer(after: .milliseconds(20)) {
+                fired.continuation.yield("later")
+                fired.continuation.finish()
+            }
+        }
+        var seen: [String] = []
+        for await name in fired.stream { seen.append(name) }
+        #expect(seen == ["first", "later"])
+    }
+
+    @Test("work queued when the loop stops is not lost silently: its ifStopped runs instead")
+    func workQueuedAtShutdownHearsOfIt() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let heard = AsyncStream<String>.makeStream()
+        loop.execute { _ in
+            // Queued behind this turn, then the loop is asked to stop (from its own thread,
+            // which only asks): the queued work never runs.
+            loop.execute({ _ in heard.continuation.yield("ran") }, ifStopped: { heard.continuation.yield("stopped") })
+            loop.shutdown()
+        }
+        var answers = heard.stream.makeAsyncIterator()
+        #expect(await answers.next() == "stopped")
+        let accepted = loop.execute({ _ in }, ifStopped: {})
+        #expect(!accepted, "a stopped loop takes no more work")
+    }
 }
 
 /// Counts timer ticks on the loop thread.
