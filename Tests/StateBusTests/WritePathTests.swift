@@ -34,6 +34,61 @@ struct WritePathTests {
         }
     }
 
+    @Test("a write to a closed replica whose loop other replicas still use fails at once as closed, and makes no change")
+    func writeAfterCloseOnASharedLoop() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let closing = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, loop: loop)
+        let staying = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, loop: loop)
+        defer { staying.close() }
+        try await closing.waitUntilLive(timeout: .seconds(20))
+        try await staying.waitUntilLive(timeout: .seconds(20))
+        closing.close()
+        // Before, the write was queued on the live loop, where nothing sent or expired it.
+        guard case .failure(let error) = try await Self.verdict(closing.write("sharedText", to: "after close"), within: .seconds(20)) else {
+            Issue.record("a write to a closed replica was accepted")
+            return
+        }
+        #expect(error.code == .closed)
+        await #expect(throws: StateBusError.self) {
+            try await closing.write([PropertyChange("sharedText", to: "after close")], waitingUpTo: .seconds(5))
+        }
+        _ = try await staying.write("sharedText", to: "still served").accepted()
+        #expect(host.value(of: "sharedText", in: "SharedData") == "still served")
+    }
+
+    @Test("a replica dropped without close on a shared loop says goodbye, and the loop and the other replicas carry on")
+    func droppedReplicaOnASharedLoop() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let staying = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, loop: loop)
+        defer { staying.close() }
+        try await staying.waitUntilLive(timeout: .seconds(20))
+        var configuration = ReplicaConfiguration(nodeName: "dropped")
+        configuration.viewID = "dropped-\(UUID().uuidString)"
+        do {
+            let dropped = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, configuration: configuration, loop: loop)
+            try await dropped.waitUntilLive(timeout: .seconds(20))
+        }
+        // Its engine is closed on the loop (before, it was freed with its liveness timer still
+        // on the loop, which crashed the process at the next tick): the host hears its goodbye,
+        // well before the view-id lease (10 s) would have dropped it.
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try await ConnectedView.list(controlEndpoint: host.controlEndpoint).views.contains(where: { $0.viewID == configuration.viewID }) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the host still lists the dropped replica after 5 s: it did not say goodbye")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))  // between two questions to the host
+        }
+        _ = try await staying.write("sharedText", to: "after the drop").accepted()
+        #expect(staying["sharedText"] == "after the drop")
+    }
+
     @Test("a burst of 10,000 writes, far past the socket's queue, is acknowledged write by write")
     func burstIsAcknowledged() async throws {
         let host = try await Fixtures.host()

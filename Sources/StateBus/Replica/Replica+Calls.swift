@@ -34,9 +34,15 @@ extension Replica {
         let waiter = CallWaiter()
         let call = PendingCalls.Call(id: id, request: request, waiter: waiter, deadline: deadline)
         let promise = self.promise
-        guard loop.execute({ _ in promise.value?.value.enqueue(call) }) else {
-            throw StateBusError(.closed, "the replica is closed", object: object)
-        }
+        let closed = StateBusError(.closed, "the replica is closed", object: object)
+        // When the loop stops before the call is queued there (the replica closing), the
+        // waiter hears it: nothing else would answer or expire the call.
+        let queued = loop.execute(
+            { _ in
+                if let engine = promise.value { engine.value.enqueue(call) } else { waiter.complete(.failure(closed)) }
+            },
+            ifStopped: { waiter.complete(.failure(closed)) })
+        guard queued else { throw closed }
         let (result, sequence) = try await waiter.outcome().get()
         // The answer can come before the publication of the action's last change: wait for
         // it, so the caller sees what the action did.

@@ -76,7 +76,14 @@ public final class Replica: Sendable {
     public var executor: any TaskExecutor { loop }
 
     deinit {
-        if ownsLoop { loop.shutdown() }
+        if ownsLoop {
+            loop.shutdown()
+        } else {
+            // On a shared loop, the engine is closed there (goodbye, sockets unregistered);
+            // the closure keeps it alive until then.
+            let promise = self.promise
+            loop.execute { _ in promise.value?.value.close() }
+        }
     }
 
     /// Closes the replica: says goodbye, ends every observation and fails open receipts.
@@ -262,7 +269,7 @@ public final class Replica: Sendable {
     public func write(_ changes: [PropertyChange]) -> WriteReceipt {
         switch admit(changes) {
         case .admitted(let receipt): return receipt
-        case .full(let error):
+        case .full(let error), .closed(let error):
             let receipt = WriteReceipt(writeID: 0)
             receipt.complete(.failure(error))
             return receipt
@@ -279,6 +286,7 @@ public final class Replica: Sendable {
         while true {
             switch admit(changes) {
             case .admitted(let receipt): return receipt
+            case .closed(let error): throw error
             case .full(let error):
                 let left = deadline - .now
                 guard left > .zero else { throw error }
@@ -298,6 +306,8 @@ public final class Replica: Sendable {
     private enum Admission {
         case admitted(WriteReceipt)
         case full(StateBusError)
+        /// The replica is closed: no write is made (nothing would send or expire it).
+        case closed(StateBusError)
     }
 
     private func hasRoom(in inner: ReplicaShared.Inner, for changes: [PropertyChange]) -> Bool {
@@ -310,15 +320,27 @@ public final class Replica: Sendable {
     private func admit(_ changes: [PropertyChange]) -> Admission {
         let bytes = changes.reduce(0) { $0 + $1.approximateBytes }
         let deadline = ContinuousClock.now + configuration.writeTimeout
-        let admitted = shared.inner.withLock { inner -> (WriteReceipt, Set<String>)? in
-            guard hasRoom(in: inner, for: changes) else { return nil }
+        enum Outcome {
+            case made(WriteReceipt, changed: Set<String>)
+            case full, closed
+        }
+        // Checked under the lock `close()` sets `.closed` with: a write admitted before that
+        // is failed by the close, one after it is refused here.
+        let outcome = shared.inner.withLock { inner -> Outcome in
+            guard inner.connection != .closed else { return .closed }
+            guard hasRoom(in: inner, for: changes) else { return .full }
             let id = inner.nextWriteID
             inner.nextWriteID += 1
             let receipt = WriteReceipt(writeID: id)
             inner.receipts[id] = receipt
-            return (receipt, inner.state.localWrite(id: id, changes: changes, deadline: deadline, bytes: bytes))
+            return .made(receipt, changed: inner.state.localWrite(id: id, changes: changes, deadline: deadline, bytes: bytes))
         }
-        guard let (receipt, changed) = admitted else {
+        let receipt: WriteReceipt
+        let changed: Set<String>
+        switch outcome {
+        case .made(let made, let names): (receipt, changed) = (made, names)
+        case .closed: return .closed(StateBusError(.closed, "the replica is closed; the write was not made", object: object))
+        case .full:
             let (count, queued) = shared.inner.withLock { ($0.state.pending.count, $0.state.queuedBytes) }
             return .full(
                 StateBusError(

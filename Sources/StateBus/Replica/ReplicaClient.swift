@@ -62,6 +62,8 @@ final class ReplicaClient {
     /// When the current phase began, or, while a snapshot arrives, when its latest part did:
     /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
     var phaseStarted = ContinuousClock.now
+    /// The repeating liveness check, cancelled at close.
+    private var livenessTimer: LoopThread.TimerID?
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
     /// view id is still ours (``HostConfiguration/viewIDLease``).
@@ -99,8 +101,10 @@ final class ReplicaClient {
         joinTopic = Topic.join(configuration.viewID)
         buffered = JoinBuffer(maxBytes: configuration.limits.maxJoinBufferBytes)
         let tick = configuration.livenessCheckInterval
-        thread.scheduleTimer(after: tick, repeating: tick) { [unowned self] in self.checkLiveness() }
-        thread.onShutdown { [unowned self] in self.close() }
+        // Weak: on a loop shared with other replicas, the loop outlives this engine (its
+        // timer is cancelled at close, and its shutdown hook cannot be removed).
+        livenessTimer = thread.scheduleTimer(after: tick, repeating: tick) { [weak self] in self?.checkLiveness() }
+        thread.onShutdown { [weak self] in self?.close() }
     }
 
     // MARK: Connection
@@ -201,6 +205,8 @@ final class ReplicaClient {
             _ = send(request)
         }
         closed = true
+        if let livenessTimer { thread.cancelTimer(livenessTimer) }
+        livenessTimer = nil
         tearDownSockets()
         shared.setConnection(.closed)
         shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
