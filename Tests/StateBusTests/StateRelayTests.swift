@@ -99,6 +99,36 @@ struct StateRelayTests {
         }
     }
 
+    @Test("a relay whose upstream updates connection libzmq dropped joins again, though its control connection still answers")
+    func droppedUpdatesConnectionWithLiveControl() async throws {
+        let folder = Fixtures.temporaryFolder()
+        // Heartbeats every second: 3 s of silence, longer than the relay's 2 s between pings,
+        // so the control connection answers all along while the updates connection is dead.
+        var hostConfiguration = HostConfiguration(
+            name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .seconds(1), persistence: .disabled)
+        hostConfiguration.limits = HostLimits(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)
+        let host = try await StateHost(objects: [SizeLimitTests.blob], configuration: hostConfiguration)
+        defer { host.stop() }
+        var configuration = RelayConfiguration(upstream: host.controlEndpoint, name: "small", controlEndpoint: "ipc://\(folder)/small")
+        configuration.maxIncomingMessageBytes = 64 << 10
+        let relay = try await StateRelay(configuration: configuration)
+        defer { relay.stop() }
+        try await relay.waitUntilSynced(timeout: .seconds(20))
+        let relayed = try Replica(object: "Blob", controlEndpoint: relay.controlEndpoint)
+        defer { relayed.close() }
+        try await relayed.waitUntilLive(timeout: .seconds(20))
+
+        // Only the publication is too large for the relay (libzmq drops the updates connection
+        // that brings it, for good); the value is small again before the relay asks for a
+        // snapshot, so the next join fits.
+        try host.update("text", to: .string(String(repeating: "L", count: 100_000)), in: "Blob")
+        try host.update("text", to: .string("fits again"), in: "Blob")
+        try await relayed.waitFor(timeout: .seconds(30), "the relayed view to get the value after the relay joined again") { replica in
+            replica.connectionState == .live && replica["text"] == .string("fits again")
+        }
+        #expect(relay.statistics.upstreamReconnects >= 1)
+    }
+
     @Test("a relay of a relay serves the same state, and a relay refuses a network address without --insecure")
     func chainAndExposure() async throws {
         let folder = Fixtures.temporaryFolder()

@@ -137,7 +137,8 @@ extension RelayServer {
         guard let dealer else { return }
         for _ in 0..<256 {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
-            lastHeard = .now
+            // Not `lastHeard`: that is the updates connection's, which answers here do not
+            // prove alive (libzmq may have dropped it for good while answers still come).
             upstreamSilence.reset()
             guard !message.hasMore else { continue }
             let handled = message.withUnsafeBytes { buffer -> Bool in
@@ -230,6 +231,7 @@ extension RelayServer {
         welcomes = makeWelcomes(from: welcome, relayed: relayed)
         phase = .joining
         phaseStarted = .now
+        lastHeard = .now
     }
 
     /// Whether a welcome without objects is an upstream that serves none (rather than one

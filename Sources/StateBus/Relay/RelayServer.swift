@@ -88,6 +88,8 @@ final class RelayServer {
     var forwarded: [UInt64: ForwardedWrite] = [:]
     var parked: [ParkedRequest] = []
     var phaseStarted = ContinuousClock.now
+    /// When the upstream's updates connection last brought anything (a publication, a
+    /// heartbeat, the join marker): its silence, once live, makes the relay join again.
     var lastHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// Requests upstream waiting with no reply (``ControlSilence``).
