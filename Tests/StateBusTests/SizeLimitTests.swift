@@ -61,6 +61,33 @@ struct SizeLimitTests {
         #expect(replica["text"] == .string(atBound))  // rolled back
     }
 
+    @Test("a write larger than the host's maxMessageBytes fails at once with tooLarge, naming both sizes, and rolls back")
+    func writeLargerThanTheHostTakes() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let host = try await StateHost(
+            objects: [Self.blob],
+            configuration: HostConfiguration(
+                name: "small-requests", controlEndpoint: "ipc://\(folder)/control", maxMessageBytes: 64 << 10, persistence: .disabled))
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("Blob", of: host)
+        defer { replica.close() }
+        _ = try await replica.write("text", to: "before").accepted()
+
+        // Before, it went out, the host refused it without naming the request, and the write
+        // waited for its writeTimeout (30 s) to fail as "may or may not have been applied".
+        let verdict = try await WritePathTests.verdict(
+            replica.write("text", to: .string(String(repeating: "L", count: 100_000))), within: .seconds(10))
+        guard case .failure(let error) = verdict else {
+            Issue.record("a write past the host's maxMessageBytes was accepted")
+            return
+        }
+        #expect(error.code == .tooLarge)
+        #expect(error.message.contains("65536"), "the message names the host's limit: \(error.message)")
+        #expect(replica["text"] == "before")  // rolled back
+        _ = try await replica.write("text", to: "after").accepted()  // the connection is fine
+        #expect(host.value(of: "text", in: "Blob") == "after")
+    }
+
     @Test("the host's own update past maxPropertyBytes throws tooLarge and changes nothing")
     func hostUpdateAboveTheBound() async throws {
         let host = try await Self.host(maxPropertyBytes: 1_000, maxObjectBytes: 100_000)

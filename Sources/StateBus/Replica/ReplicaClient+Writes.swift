@@ -23,6 +23,10 @@ extension ReplicaClient {
                 WireWrite(
                     protocolVersion: StateBusProtocol.version2, requestID: id, object: object, writeID: write.id, viewID: viewID,
                     changes: write.changes))
+            if hostMaxMessageBytes > 0, bytes.count > hostMaxMessageBytes {
+                shared.complete(writeID: write.id, with: .failure(tooLarge(bytes.count, what: "write")))
+                continue
+            }
             guard send(bytes, id: id) != nil else {
                 // Not queued: it and every later one stay unsent, so order is kept.
                 shared.inner.withLock { inner in
@@ -31,6 +35,15 @@ extension ReplicaClient {
                 return
             }
         }
+    }
+
+    /// The refusal of a request larger than the host takes (``hostMaxMessageBytes``).
+    func tooLarge(_ size: Int, what: String) -> StateBusError {
+        StateBusError(
+            .tooLarge,
+            "the \(what) is \(size) bytes encoded; the host at \(controlEndpoint) takes requests of at most \(hostMaxMessageBytes) bytes "
+                + "(HostConfiguration.maxMessageBytes): it was not sent. Split it, or raise the host's limit",
+            object: object)
     }
 
     /// Takes the host's answer to a write.

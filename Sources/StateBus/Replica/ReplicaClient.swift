@@ -62,6 +62,10 @@ final class ReplicaClient {
     /// When the current phase began, or, while a snapshot arrives, when its latest part did:
     /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
     var phaseStarted = ContinuousClock.now
+    /// The largest request the host takes, from its welcome (0: it did not say). A larger one
+    /// is refused here: the host's refusal of it carries no request id, so the write or call
+    /// would wait for its timeout.
+    var hostMaxMessageBytes = 0
     /// The repeating liveness check, cancelled at close.
     private var livenessTimer: LoopThread.TimerID?
     private var heartbeatInterval: Duration?
@@ -361,6 +365,7 @@ final class ReplicaClient {
         epoch = welcome.epoch
         sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
+        hostMaxMessageBytes = Int(clamping: welcome.maxMessageBytes)
         // The host answered, so what it reported before is past; a timeout is past only once
         // the view is live (a snapshot too large for the view times out after the welcome).
         shared.inner.withLock { inner in
