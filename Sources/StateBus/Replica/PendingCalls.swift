@@ -69,9 +69,9 @@ struct PendingCalls {
         return sent
     }
 
-    /// Marks every call unsent: the host refused the connection they went on, so none ran.
-    mutating func markAllUnsent() {
-        for id in calls.keys { calls[id]?.sent = false }
+    /// Marks these calls unsent: the host refused them, so they did not run.
+    mutating func markUnsent(_ ids: Set<UInt64>) {
+        for id in ids { calls[id]?.sent = false }
     }
 
     /// Removes and returns the calls whose deadline passed.

@@ -49,10 +49,10 @@ extension ReplicaClient {
 
     func handleCallReply(_ reply: Statebus_V1_CallReply) {
         if !reply.ok, reply.error.code == .notJoined || reply.error.code == .viewIDInUse {
-            // As for a write: the host does not hold this connection as ours, so nothing on
-            // it ran. A new connection and hello, and the call goes again.
+            // The host does not hold this connection as ours, so this call did not run: a new
+            // connection and hello, and it goes again.
             logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.error.code)); saying hello again")
-            resendCallsOnReconnect = true
+            callsRefusedUnjoined.insert(reply.callID)
             connect()
             return
         }
@@ -64,14 +64,11 @@ extension ReplicaClient {
         }
     }
 
-    /// Called as a connection is replaced: calls sent on it either go again (the host
-    /// refused that connection) or fail `interrupted` (they may have run).
+    /// Called as a connection is replaced: calls sent on it either go again (the host refused
+    /// them as not joined, so they did not run) or fail `interrupted` (they may have run).
     func settleSentCalls() {
-        if resendCallsOnReconnect {
-            resendCallsOnReconnect = false
-            calls.markAllUnsent()
-            return
-        }
+        calls.markUnsent(callsRefusedUnjoined)
+        callsRefusedUnjoined.removeAll()
         for call in calls.takeSent() {
             call.waiter.complete(
                 .failure(

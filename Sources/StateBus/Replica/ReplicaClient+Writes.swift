@@ -54,9 +54,9 @@ extension ReplicaClient {
             // The host does not hold this connection as ours: ZeroMQ reconnected the socket
             // underneath us (the host restarted, or the connection dropped) and sent what was
             // queued on it. Nothing was applied. A new connection and hello, and every
-            // unanswered write goes again there, in order; the receipt stays open.
+            // unanswered write goes again there, in order (the host's ledger answers a copy of
+            // one it applied before); the receipt stays open.
             logger.info("the host at \(controlEndpoint) does not know this connection; saying hello again")
-            resendCallsOnReconnect = true
             connect()
             return
         case .accepted(let sequence):

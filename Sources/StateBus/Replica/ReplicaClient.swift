@@ -80,9 +80,11 @@ final class ReplicaClient {
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
     var calls = PendingCalls()
-    /// Set when the host refused this connection (`notJoined`): nothing sent on it ran, so
-    /// the next connection sends its calls again instead of reporting them interrupted.
-    var resendCallsOnReconnect = false
+    /// The calls the host refused as not joined on the connection being replaced: those did
+    /// not run, so the next connection sends them again. Any other call sent on it may have
+    /// run before libzmq reconnected underneath (its answer lost), so it fails `interrupted`:
+    /// a call, unlike a write, has no ledger on the host to answer a copy.
+    var callsRefusedUnjoined: Set<UInt64> = []
     /// Reused for every frame received: no allocation per message.
     let topicFrame = ZeroMQ.Message()
     let bodyFrame = ZeroMQ.Message()
