@@ -236,6 +236,9 @@ public final class LoopThread {
         let snapshot = registrations
         for (index, events) in ready {
             let registration = snapshot[index]
+            // A handler earlier in this turn may have unregistered or closed it: it gets no
+            // more calls (a closed socket's writer would count its queued sends as lost).
+            guard !registration.socket.isClosed, registrations.contains(where: { $0.socket === registration.socket }) else { continue }
             if events.contains(.writable) { registration.onWritable?() }
             if events.contains(.readable), !registration.socket.isClosed { registration.onReadable?() }
             // A task the handler resumed (a reply arrived) runs now, before the next socket's

@@ -6,7 +6,7 @@ import Testing
 @Suite("A slow link")
 struct SlowLinkTests {
     /// 200 properties of 8 KB (1.6 MB) in parts of at most 16 KB, through a link paced to
-    /// 400 KB/s: about 4 s of snapshot, against a request timeout of 1 s. A part arrives
+    /// 400 KB/s: about 4 s of snapshot, against a request timeout of 2 s. A part arrives
     /// every 40 ms or so, so the snapshot is coming all along; asking again after one request
     /// timeout would start it over every time, and the view would never join.
     @Test("a snapshot slower than the request timeout, arriving part by part, completes instead of starting over")
@@ -15,7 +15,7 @@ struct SlowLinkTests {
         defer { host.stop() }
         let link = try RecordingRelay(to: host.controlEndpoint, downstreamBytesPerSecond: 400_000)
         defer { link.close() }
-        let requestTimeout = Duration.seconds(1)
+        let requestTimeout = Duration.seconds(2)
         let replica = try Replica(
             object: "Big", controlEndpoint: link.endpoint, configuration: ReplicaConfiguration(nodeName: "slow", requestTimeout: requestTimeout))
         defer { replica.close() }
@@ -40,10 +40,10 @@ struct SlowLinkTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var configuration = RelayConfiguration(upstream: link.endpoint, name: "far", controlEndpoint: "ipc://\(folder)/far", objects: ["Big"])
-        configuration.upstreamRequestTimeout = .seconds(1)
+        configuration.upstreamRequestTimeout = .seconds(2)
+        let started = ContinuousClock.now
         let relay = try await StateRelay(configuration: configuration)
         defer { relay.stop() }
-        let started = ContinuousClock.now
         try await relay.waitUntilSynced(timeout: .seconds(60))
         let synced = ContinuousClock.now - started
         #expect(synced > configuration.upstreamRequestTimeout, "the relay synced in \(synced), so the link did not slow its snapshot enough")

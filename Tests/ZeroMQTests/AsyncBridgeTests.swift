@@ -128,6 +128,43 @@ struct AsyncBridgeTests {
         #expect(seen == [1, 2, 3])
     }
 
+    @Test("a socket unregistered by another socket's handler in the same turn gets no more calls")
+    func unregisteredInTheSameTurn() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let calls = AsyncStream<String>.makeStream()
+        _ = try await loop.submit { thread in
+            // Two sockets with a message each, registered together: both are ready in the
+            // loop's next turn, and the first one's handler unregisters the second.
+            var pulls: [Socket] = []
+            for name in ["first", "second"] {
+                let pull = try Socket(context: thread.context, type: .pull)
+                try pull.bind("inproc://same-turn-\(name)")
+                let push = try Socket(context: thread.context, type: .push)
+                try push.connect("inproc://same-turn-\(name)")
+                try push.send(Array(name.utf8))
+                push.close()
+                pulls.append(pull)
+            }
+            let (first, second) = (pulls[0], pulls[1])
+            thread.register(first) {
+                // Called again without a message when its fd wakes the poll: only the first time counts.
+                guard (try? first.tryReceive()) != nil else { return }
+                calls.continuation.yield("first")
+                thread.unregister(second)
+                // The record ends in a later turn: by then the second's handler would have run.
+                _ = thread.scheduleTimer(after: .milliseconds(20)) { calls.continuation.finish() }
+            }
+            thread.register(second) {
+                guard (try? second.tryReceive()) != nil else { return }
+                calls.continuation.yield("second")
+            }
+        }
+        var seen: [String] = []
+        for await name in calls.stream { seen.append(name) }
+        #expect(seen == ["first"])
+    }
+
     @Test("a one-shot timer cancelled by another due in the same turn does not fire")
     func timerCancelledInTheSameTurn() async throws {
         let loop = try IOLoop(context: try Context())
