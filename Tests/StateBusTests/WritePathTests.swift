@@ -89,6 +89,27 @@ struct WritePathTests {
         #expect(staying["sharedText"] == "after the drop")
     }
 
+    @Test("a view restarted with its view id that repeats its predecessor's first write has it applied, not taken for a copy")
+    func restartedViewRepeatsAWrite() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        var configuration = ReplicaConfiguration(nodeName: "pinned-id")
+        configuration.viewID = "pinned-\(UUID().uuidString)"
+        let first = try await Self.replica(of: host, configuration)
+        _ = try await first.write("sharedText", to: "mine").accepted()
+        first.close()
+        let other = try await Self.replica(of: host)
+        defer { other.close() }
+        _ = try await other.write("sharedText", to: "theirs").accepted()
+
+        // The same view id, and the same first write: before, its write id was 1 again, and
+        // the host answered it as a copy of the first process's write and applied nothing.
+        let restarted = try await Self.replica(of: host, configuration)
+        defer { restarted.close() }
+        _ = try await restarted.write("sharedText", to: "mine").accepted()
+        #expect(host.value(of: "sharedText", in: "SharedData") == "mine")
+    }
+
     @Test("a burst of 10,000 writes, far past the socket's queue, is acknowledged write by write")
     func burstIsAcknowledged() async throws {
         let host = try await Fixtures.host()

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import StateBusWire
 import Synchronization
 
@@ -9,11 +10,21 @@ final class ReplicaShared: Sendable {
         var state = ReplicaState()
         var connection = ConnectionState.connecting
         var receipts: [UInt64: WriteReceipt] = [:]
-        var nextWriteID: UInt64 = 1
+        var nextWriteID = ReplicaShared.firstWriteID()
         var lastError: StateBusError?
     }
 
     let inner = Mutex(Inner())
+
+    /// A replica's first write id: the wall clock in milliseconds times 2^20 (room for a
+    /// million writes per millisecond of the replica's life). Write ids then only grow, also
+    /// across restarts of a view that keeps its ``ReplicaConfiguration/viewID``: the host
+    /// takes a write with the view id, write id and changes of one it answered before for a
+    /// copy, and answers it without applying it, so a restarted view counting from 1 again
+    /// would lose a write that repeats one of its predecessor's.
+    static func firstWriteID() -> UInt64 {
+        UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 20
+    }
     let feed = ChangeFeed()
     let connectionFeed = ChangeFeed()
     let rejections = ChangeFeed()
