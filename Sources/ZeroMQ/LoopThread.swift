@@ -130,7 +130,8 @@ public final class LoopThread {
     /// sockets. libzmq signals a socket's activity through its fd (`ZMQ_FD`), edge-like: once
     /// a receive or send has taken the activity, the fd stays quiet although messages may
     /// wait. So before sleeping the loop asks `ZMQ_EVENTS` of each socket that may hold such
-    /// activity (just handled, or sent on) and sleeps only when none does; otherwise it polls
+    /// activity (just handled, or touched since its last check: sent on, received from,
+    /// connected, asked its events by work or a timer) and sleeps only when none does; otherwise it polls
     /// the fds and calls the handlers of those that woke. `zmq_poll` asks every socket twice
     /// per call, which on a virtual machine costs more system calls than the work itself.
     func run() {
@@ -141,9 +142,9 @@ public final class LoopThread {
             var ready: [(index: Int, events: PollEvents)] = []
             for index in registrations.indices {
                 let registration = registrations[index]
-                guard registration.needsEventCheck || registration.socket.sentSinceEventCheck, !registration.socket.isClosed else { continue }
+                guard registration.needsEventCheck || registration.socket.mayHideActivity, !registration.socket.isClosed else { continue }
                 registrations[index].needsEventCheck = false
-                guard let events = try? registration.socket.events() else { continue }
+                guard let events = try? registration.socket.loopEvents() else { continue }
                 var wanted: PollEvents = []
                 if registration.onReadable != nil, !registration.readingPaused, events.contains(.readable) { wanted.insert(.readable) }
                 if registration.onWritable != nil, events.contains(.writable) { wanted.insert(.writable) }
@@ -219,7 +220,7 @@ public final class LoopThread {
             guard index < registrations.count, !ready.contains(where: { $0.index == index }) else { continue }
             let registration = registrations[index]
             if registration.onWritable != nil {
-                guard let events = try? registration.socket.events() else { continue }
+                guard let events = try? registration.socket.loopEvents() else { continue }
                 var wanted: PollEvents = []
                 if registration.onReadable != nil, !registration.readingPaused, events.contains(.readable) { wanted.insert(.readable) }
                 if events.contains(.writable) { wanted.insert(.writable) }

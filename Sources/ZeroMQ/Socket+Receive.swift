@@ -10,6 +10,7 @@ extension Socket {
     @discardableResult
     public func receive(into message: Message, wait: Bool = true) throws(ZeroMQError) -> Bool {
         let handle = try open("receive")
+        mayHideActivity = true
         do {
             try zmqCall("receive") { zmq_msg_recv(message.pointer, handle, wait ? 0 : ZMQ_DONTWAIT) }
             return true

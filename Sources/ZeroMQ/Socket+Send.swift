@@ -11,7 +11,7 @@ extension Socket {
     @discardableResult
     public func send(_ bytes: UnsafeRawBufferPointer, more: Bool = false, wait: Bool = true) throws(ZeroMQError) -> Bool {
         let handle = try open("send")
-        sentSinceEventCheck = true
+        mayHideActivity = true
         let flags = (more ? ZMQ_SNDMORE : 0) | (wait ? 0 : ZMQ_DONTWAIT)
         do {
             try zmqCall("send") { zmq_send(handle, bytes.baseAddress, bytes.count, flags) }
@@ -40,7 +40,7 @@ extension Socket {
     @discardableResult
     public func send(_ message: Message, more: Bool = false, wait: Bool = true) throws(ZeroMQError) -> Bool {
         let handle = try open("send")
-        sentSinceEventCheck = true
+        mayHideActivity = true
         let flags = (more ? ZMQ_SNDMORE : 0) | (wait ? 0 : ZMQ_DONTWAIT)
         do {
             try zmqCall("send") { zmq_msg_send(message.pointer, handle, flags) }

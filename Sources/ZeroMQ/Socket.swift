@@ -15,10 +15,12 @@ public final class Socket {
     /// The socket's pattern.
     public let type: SocketType
     private(set) var handle: UnsafeMutableRawPointer?
-    /// Set by every send: libzmq may then have taken the activity that ``fileDescriptor``
-    /// signals, so a poll of one's own must ask ``events()`` before it waits on the socket
-    /// again (an ``IOLoop`` does). Cleared by ``events()``.
-    var sentSinceEventCheck = false
+    /// Set by every call that may process the socket's commands and so take the activity its
+    /// file descriptor signals: a send or receive, a bind, connect, unbind or disconnect, an
+    /// ``events()`` call. An ``IOLoop`` then asks `ZMQ_EVENTS` before it sleeps on the socket
+    /// again (``loopEvents()``, which clears it): the work, timers and handlers it runs may
+    /// touch any of its sockets.
+    var mayHideActivity = false
 
     /// Creates a socket.
     /// - Parameters:
@@ -63,6 +65,7 @@ public final class Socket {
     ///   `unsupportedTransport` for an unknown transport.
     @discardableResult
     public func bind(_ endpoint: String) throws(ZeroMQError) -> String {
+        mayHideActivity = true
         let handle = try open("bind(\(endpoint))")
         try zmqCall("bind(\"\(endpoint)\")") { zmq_bind(handle, endpoint) }
         return try get(.lastEndpoint)
@@ -72,6 +75,7 @@ public final class Socket {
     /// - Parameter endpoint: the endpoint `bind` returned.
     /// - Throws: `ZeroMQError` (`ENOENT` if it was not bound).
     public func unbind(_ endpoint: String) throws(ZeroMQError) {
+        mayHideActivity = true
         let handle = try open("unbind(\(endpoint))")
         try zmqCall("unbind(\"\(endpoint)\")") { zmq_unbind(handle, endpoint) }
     }
@@ -80,6 +84,7 @@ public final class Socket {
     /// - Parameter endpoint: `tcp://`, `ipc://` or `inproc://` address.
     /// - Throws: `ZeroMQError` for a malformed endpoint or unknown transport.
     public func connect(_ endpoint: String) throws(ZeroMQError) {
+        mayHideActivity = true
         let handle = try open("connect(\(endpoint))")
         try zmqCall("connect(\"\(endpoint)\")") { zmq_connect(handle, endpoint) }
     }
@@ -88,6 +93,7 @@ public final class Socket {
     /// - Parameter endpoint: the endpoint given to `connect`.
     /// - Throws: `ZeroMQError` (`ENOENT` if not connected).
     public func disconnect(_ endpoint: String) throws(ZeroMQError) {
+        mayHideActivity = true
         let handle = try open("disconnect(\(endpoint))")
         try zmqCall("disconnect(\"\(endpoint)\")") { zmq_disconnect(handle, endpoint) }
     }
@@ -134,7 +140,14 @@ public final class Socket {
 
     /// The ready events right now (see ``PollEvents``).
     public func events() throws(ZeroMQError) -> PollEvents {
-        sentSinceEventCheck = false
+        mayHideActivity = true
+        return PollEvents(rawValue: Int16(truncatingIfNeeded: try get(.events)))
+    }
+
+    /// ``events()`` as the I/O loop asks before it sleeps: what it learns covers any activity
+    /// taken before.
+    func loopEvents() throws(ZeroMQError) -> PollEvents {
+        mayHideActivity = false
         return PollEvents(rawValue: Int16(truncatingIfNeeded: try get(.events)))
     }
 }

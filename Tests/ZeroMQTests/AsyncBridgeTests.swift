@@ -128,6 +128,36 @@ struct AsyncBridgeTests {
         #expect(seen == [1, 2, 3])
     }
 
+    @Test("a registered socket received from by work on the loop still has its handler called for what remains")
+    func receiveOutsideTheHandler() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let handled = AsyncStream<String>.makeStream()
+        let sockets = try await loop.submit { thread in
+            let pull = try Socket(context: thread.context, type: .pull)
+            try pull.bind("inproc://outside-the-handler")
+            let push = try Socket(context: thread.context, type: .push)
+            try push.connect("inproc://outside-the-handler")
+            thread.register(pull) {
+                while let message = try? pull.tryReceive() { handled.continuation.yield(String(decoding: message.bytes, as: UTF8.self)) }
+            }
+            // The record ends here at the latest: the remaining message would have come by then.
+            _ = thread.scheduleTimer(after: .seconds(5)) { handled.continuation.finish() }
+            return (LoopBound(pull, on: thread), LoopBound(push, on: thread))
+        }
+        // Work on the loop sends two messages and takes the first itself: that receive takes
+        // the signal the socket's fd would have given for both.
+        let first = try await loop.submit { _ in
+            try sockets.1.value.send(Array("first".utf8))
+            try sockets.1.value.send(Array("second".utf8))
+            return try sockets.0.value.tryReceive().map { String(decoding: $0.bytes, as: UTF8.self) }
+        }
+        #expect(first == "first")
+        var answers = handled.stream.makeAsyncIterator()
+        #expect(await answers.next() == "second", "the handler never heard of the message left on the socket")
+        try await loop.submit { _ in sockets.1.value.close() }  // the loop closes the registered one
+    }
+
     @Test("a socket unregistered by another socket's handler in the same turn gets no more calls")
     func unregisteredInTheSameTurn() async throws {
         let loop = try IOLoop(context: try Context())
