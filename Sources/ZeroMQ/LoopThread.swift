@@ -46,6 +46,9 @@ public final class LoopThread {
     /// The wake eventfd, then each registration's fd (reading paused: no events asked).
     private var pollSet: [pollfd] = []
     private var pollSetIsStale = true
+    /// Counts registrations and unregistrations: while it holds still, positions in
+    /// ``registrations`` hold too.
+    private var registrationChanges = 0
     /// Whether due timers' bodies are running, and the timers cancelled meanwhile.
     private var firingTimers = false
     private var cancelledWhileFiring: Set<TimerID> = []
@@ -68,6 +71,7 @@ public final class LoopThread {
     ///     level-triggered, so what is left is reported again).
     public func register(_ socket: Socket, onReadable: (() -> Void)?) {
         unregister(socket)
+        registrationChanges += 1
         // A socket whose fd cannot be read (closed) is polled through its events only.
         let fd = (try? socket.get(.fileDescriptor)) ?? -1
         registrations.append(Registration(socket: socket, fd: fd, onReadable: onReadable))
@@ -98,7 +102,10 @@ public final class LoopThread {
     public func unregister(_ socket: Socket) {
         let before = registrations.count
         registrations.removeAll { $0.socket === socket }
-        if registrations.count != before { pollSetIsStale = true }
+        if registrations.count != before {
+            pollSetIsStale = true
+            registrationChanges += 1
+        }
     }
 
     // MARK: Timers and hooks
@@ -201,7 +208,9 @@ public final class LoopThread {
     }
 
     private func rebuildPollSet() {
+        let before = registrations.count
         registrations.removeAll { $0.socket.isClosed }
+        if registrations.count != before { registrationChanges += 1 }
         pollSet = [pollfd(fd: loop.wakeFD, events: Int16(POLLIN), revents: 0)]
         for registration in registrations {
             // The fd signals any activity, reading and writing alike.
@@ -235,18 +244,23 @@ public final class LoopThread {
         guard !ready.isEmpty else { return }
         // Snapshot first: handlers may register or unregister sockets.
         let snapshot = registrations
+        let changesBefore = registrationChanges
         for (index, events) in ready {
             let registration = snapshot[index]
             // A handler earlier in this turn may have unregistered or closed it: it gets no
-            // more calls (a closed socket's writer would count its queued sends as lost).
-            guard !registration.socket.isClosed, registrations.contains(where: { $0.socket === registration.socket }) else { continue }
+            // more calls (a closed socket's writer would count its queued sends as lost). The
+            // snapshot's positions hold while nothing registered or unregistered.
+            guard !registration.socket.isClosed else { continue }
+            if registrationChanges != changesBefore, !registrations.contains(where: { $0.socket === registration.socket }) { continue }
             if events.contains(.writable) { registration.onWritable?() }
             if events.contains(.readable), !registration.socket.isClosed { registration.onReadable?() }
             // A task the handler resumed (a reply arrived) runs now, before the next socket's
             // handler: its answer is not held up by other messages that came in the same turn.
             runQueuedWork()
             // Ask again before sleeping: the handler may have stopped at its batch limit.
-            if let current = registrations.firstIndex(where: { $0.socket === registration.socket }) {
+            if registrationChanges == changesBefore {
+                registrations[index].needsEventCheck = true
+            } else if let current = registrations.firstIndex(where: { $0.socket === registration.socket }) {
                 registrations[current].needsEventCheck = true
             }
         }

@@ -103,7 +103,8 @@ struct StateRelayTests {
     func droppedUpdatesConnectionWithLiveControl() async throws {
         let folder = Fixtures.temporaryFolder()
         // Heartbeats every second: 3 s of silence, longer than the relay's 2 s between pings,
-        // so the control connection answers all along while the updates connection is dead.
+        // so the control connection answers all along while the updates connection is dead
+        // (the relay then waits four times that, 12 s, before it joins again).
         var hostConfiguration = HostConfiguration(
             name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .seconds(1), persistence: .disabled)
         hostConfiguration.limits = HostLimits(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)

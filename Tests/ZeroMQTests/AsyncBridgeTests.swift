@@ -141,15 +141,16 @@ struct AsyncBridgeTests {
             thread.register(pull) {
                 while let message = try? pull.tryReceive() { handled.continuation.yield(String(decoding: message.bytes, as: UTF8.self)) }
             }
-            // The record ends here at the latest: the remaining message would have come by then.
-            _ = thread.scheduleTimer(after: .seconds(5)) { handled.continuation.finish() }
             return (LoopBound(pull, on: thread), LoopBound(push, on: thread))
         }
         // Work on the loop sends two messages and takes the first itself: that receive takes
         // the signal the socket's fd would have given for both.
-        let first = try await loop.submit { _ in
+        let first = try await loop.submit { thread in
             try sockets.1.value.send(Array("first".utf8))
             try sockets.1.value.send(Array("second".utf8))
+            // The record ends here at the latest, in loop time: the handler runs in this turn
+            // or never.
+            _ = thread.scheduleTimer(after: .seconds(5)) { handled.continuation.finish() }
             return try sockets.0.value.tryReceive().map { String(decoding: $0.bytes, as: UTF8.self) }
         }
         #expect(first == "first")

@@ -139,6 +139,7 @@ extension RelayServer {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             // Not `lastHeard`: that is the updates connection's, which answers here do not
             // prove alive (libzmq may have dropped it for good while answers still come).
+            lastControlHeard = .now
             upstreamSilence.reset()
             guard !message.hasMore else { continue }
             let handled = message.withUnsafeBytes { buffer -> Bool in
@@ -301,6 +302,16 @@ extension RelayServer {
         }
     }
 
+    /// How long the updates connection may be silent before the relay joins again: the
+    /// missed heartbeats of a view, or four times that while the control connection answers.
+    /// A dropped updates connection stays dropped, so waiting longer still heals it, while an
+    /// upstream starved of CPU for a few seconds (its heartbeats late, its answers too, but
+    /// some got through) does not cost every view of the relay a new join.
+    private func updatesSilenceLimit(interval: Duration, now: ContinuousClock.Instant) -> Duration {
+        let limit = interval * configuration.missedHeartbeatsBeforeStale
+        return now - lastControlHeard < limit ? limit * 4 : limit
+    }
+
     // MARK: Publications from upstream
 
     private func upstreamUpdatesReadable() {
@@ -435,13 +446,13 @@ extension RelayServer {
             if now - phaseStarted > timeout { rejoinUpstream(because: "no join marker within \(timeout)") }
         case .live:
             if let interval = upstreamWelcome.map({ Duration.milliseconds(Int($0.heartbeatIntervalMs)) }), interval > .zero,
-                now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale
+                now - lastHeard > updatesSilenceLimit(interval: interval, now: now)
             {
                 // Silence is the upstream's only when nothing waits to be read: after this
                 // process was starved of CPU, this timer can run before what did arrive.
                 upstreamUpdatesReadable()
-                guard now - lastHeard > interval * configuration.missedHeartbeatsBeforeStale, phase == .live else { return }
-                rejoinUpstream(because: "nothing heard for \(now - lastHeard)")
+                guard now - lastHeard > updatesSilenceLimit(interval: interval, now: now), phase == .live else { return }
+                rejoinUpstream(because: "nothing heard on the updates connection for \(now - lastHeard)")
                 return
             }
             for (object, asked) in snapshotAskedAt where now - asked > timeout { requestSnapshot(of: object) }

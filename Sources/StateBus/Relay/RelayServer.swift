@@ -91,6 +91,8 @@ final class RelayServer {
     /// When the upstream's updates connection last brought anything (a publication, a
     /// heartbeat, the join marker): its silence, once live, makes the relay join again.
     var lastHeard = ContinuousClock.now
+    /// When the upstream's control connection last answered anything.
+    var lastControlHeard = ContinuousClock.now
     var lastSent = ContinuousClock.now
     /// Requests upstream waiting with no reply (``ControlSilence``).
     var upstreamSilence = ControlSilence()
