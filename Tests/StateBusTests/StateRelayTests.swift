@@ -66,18 +66,29 @@ struct StateRelayTests {
         #expect(relay.statistics.relayedPublications > 0)
     }
 
-    @Test("a relay sent more than its maxIncomingMessageBytes joins its upstream again, and its views get the host's value once it fits")
-    func messageLargerThanTheRelayReads() async throws {
+    /// A host of ``SizeLimitTests/blob`` taking values up to 200 KB, and a relay of it that
+    /// reads messages of at most 64 KiB.
+    private static func blobHostAndSmallRelay(heartbeat: Duration, upstreamRequestTimeout: Duration? = nil) async throws -> (StateHost, StateRelay) {
         let folder = Fixtures.temporaryFolder()
         var hostConfiguration = HostConfiguration(
-            name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled)
+            name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: heartbeat, persistence: .disabled)
         hostConfiguration.limits = HostLimits(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)
         let host = try await StateHost(objects: [SizeLimitTests.blob], configuration: hostConfiguration)
-        defer { host.stop() }
         var configuration = RelayConfiguration(upstream: host.controlEndpoint, name: "small", controlEndpoint: "ipc://\(folder)/small")
         configuration.maxIncomingMessageBytes = 64 << 10
-        configuration.upstreamRequestTimeout = .milliseconds(300)
-        let relay = try await StateRelay(configuration: configuration)
+        if let upstreamRequestTimeout { configuration.upstreamRequestTimeout = upstreamRequestTimeout }
+        do {
+            return (host, try await StateRelay(configuration: configuration))
+        } catch {
+            host.stop()
+            throw error
+        }
+    }
+
+    @Test("a relay sent more than its maxIncomingMessageBytes joins its upstream again, and its views get the host's value once it fits")
+    func messageLargerThanTheRelayReads() async throws {
+        let (host, relay) = try await Self.blobHostAndSmallRelay(heartbeat: .milliseconds(200), upstreamRequestTimeout: .milliseconds(300))
+        defer { host.stop() }
         defer { relay.stop() }
         try await relay.waitUntilSynced(timeout: .seconds(20))
         let relayed = try Replica(object: "Blob", controlEndpoint: relay.controlEndpoint)
@@ -101,18 +112,11 @@ struct StateRelayTests {
 
     @Test("a relay whose upstream updates connection libzmq dropped joins again, though its control connection still answers")
     func droppedUpdatesConnectionWithLiveControl() async throws {
-        let folder = Fixtures.temporaryFolder()
         // Heartbeats every second: 3 s of silence, longer than the relay's 2 s between pings,
         // so the control connection answers all along while the updates connection is dead
         // (the relay then waits four times that, 12 s, before it joins again).
-        var hostConfiguration = HostConfiguration(
-            name: "large", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .seconds(1), persistence: .disabled)
-        hostConfiguration.limits = HostLimits(maxPropertyBytes: 200_000, maxObjectBytes: 400_000)
-        let host = try await StateHost(objects: [SizeLimitTests.blob], configuration: hostConfiguration)
+        let (host, relay) = try await Self.blobHostAndSmallRelay(heartbeat: .seconds(1))
         defer { host.stop() }
-        var configuration = RelayConfiguration(upstream: host.controlEndpoint, name: "small", controlEndpoint: "ipc://\(folder)/small")
-        configuration.maxIncomingMessageBytes = 64 << 10
-        let relay = try await StateRelay(configuration: configuration)
         defer { relay.stop() }
         try await relay.waitUntilSynced(timeout: .seconds(20))
         let relayed = try Replica(object: "Blob", controlEndpoint: relay.controlEndpoint)
