@@ -76,6 +76,19 @@ static inline int czmq_cpu_allowed(int cpu) {
 #endif
 }
 
+/* How many CPUs the calling thread may run on (its affinity mask), at least 1. */
+static inline int czmq_thread_cpu_count(void) {
+#ifdef __linux__
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (pthread_getaffinity_np(pthread_self(), sizeof(set), &set) != 0) return 1;
+    int count = CPU_COUNT(&set);
+    return count > 0 ? count : 1;
+#else
+    return 1;
+#endif
+}
+
 /* Names the calling thread (Linux keeps 15 characters), for top -H and debuggers. */
 static inline void czmq_name_thread(const char *name) {
 #ifdef __linux__

@@ -53,6 +53,11 @@ public final class LoopThread {
     private var firingTimers = false
     private var cancelledWhileFiring: Set<TimerID> = []
     private let clock = ContinuousClock()
+    /// Until when the loop polls instead of sleeping (``pollBusily(for:)``).
+    private var busyPollingDeadline: ContinuousClock.Instant?
+    /// Polling busily needs a second CPU: on one, it would hold back the very thread (libzmq's
+    /// I/O thread, pinned beside it) that must deliver what the loop waits for.
+    private lazy var mayPollBusily = ThreadAffinity.currentThreadCPUCount > 1
 
     init(loop: IOLoop) {
         self.loop = loop
@@ -131,6 +136,29 @@ public final class LoopThread {
         shutdownHooks.append(body)
     }
 
+    // MARK: Polling busily
+
+    /// Keeps the loop polling its sockets instead of sleeping, for up to `duration` from now
+    /// (a later deadline than one already set wins), until ``stopPollingBusily()``.
+    ///
+    /// For a caller that has just sent a request whose answer comes within microseconds: a
+    /// thread asleep in the poll on an idle CPU takes tens of microseconds to wake (on a
+    /// virtual machine, the CPU itself halts), about a third of a loopback round trip. While
+    /// polling, the loop still runs new work and due timers at once. It costs up to `duration`
+    /// of one CPU per call, and does nothing on a thread that may use only one CPU (the
+    /// low-latency profile's pinned loop), where it would hold back libzmq's I/O thread.
+    public func pollBusily(for duration: Duration) {
+        guard duration > .zero, mayPollBusily else { return }
+        let deadline = clock.now.advanced(by: duration)
+        if let current = busyPollingDeadline, current >= deadline { return }
+        busyPollingDeadline = deadline
+    }
+
+    /// Lets the loop sleep again when it has nothing to do (the awaited answers came).
+    public func stopPollingBusily() {
+        busyPollingDeadline = nil
+    }
+
     // MARK: The loop
 
     /// One turn: queued work (jobs of tasks that prefer the loop), due timers, then the
@@ -166,7 +194,7 @@ public final class LoopThread {
                 }
             let woke: Int32
             do {
-                woke = try pollOnce(timeout: mayBlock ? untilNextTimer() : .zero)
+                woke = try mayBlock ? waitForActivity() : pollOnce(timeout: .zero)
             } catch {
                 break  // the poll failed for good: nothing more can be done
             }
@@ -189,6 +217,21 @@ public final class LoopThread {
             defer { state.work.removeAll(keepingCapacity: true) }
             return state.work
         }
+    }
+
+    /// Waits for a socket, new work (the wake fd) or the next timer: polling without sleeping
+    /// first while ``pollBusily(for:)`` asks it to, up to the next timer's deadline.
+    private func waitForActivity() throws(ZeroMQError) -> Int32 {
+        if let busyUntil = busyPollingDeadline {
+            let nextTimer = timers.map(\.deadline).min()
+            let end = nextTimer.map { min($0, busyUntil) } ?? busyUntil
+            while clock.now < end {
+                let woke = try pollOnce(timeout: .zero)
+                if woke > 0 { return woke }
+            }
+            if clock.now >= busyUntil { busyPollingDeadline = nil }
+        }
+        return try pollOnce(timeout: untilNextTimer())
     }
 
     private func pollOnce(timeout: Duration?) throws(ZeroMQError) -> Int32 {

@@ -16,6 +16,9 @@ public enum ThreadAffinity {
     /// set it): what a thread can be pinned to.
     public static func isAllowed(_ cpu: Int32) -> Bool { czmq_cpu_allowed(cpu) == 1 }
 
+    /// How many CPUs the calling thread may run on (at least 1): 1 for a thread pinned to one.
+    public static var currentThreadCPUCount: Int { Int(czmq_thread_cpu_count()) }
+
     /// The CPUs this process may run on, for messages.
     public static var allowedCPUs: [Int32] { (0..<1024).filter(isAllowed) }
 }

@@ -51,8 +51,13 @@ public final class Replica: Sendable {
         self.ownsLoop = ownsLoop
         let shared = self.shared
         let bound = LoopBoundPromise<ReplicaClient>()
-        loop.execute { thread in
-            let engine = ReplicaClient(thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: configuration)
+        var engineConfiguration = configuration
+        // A shared loop serves many replicas (`statebus load`): one writer's wait must not
+        // keep a CPU busy that the host or the other views need.
+        if !ownsLoop { engineConfiguration.busyPollingForAnswers = .zero }
+        loop.execute { [engineConfiguration] thread in
+            let engine = ReplicaClient(
+                thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: engineConfiguration)
             bound.fulfil(LoopBound(engine, on: thread))
             engine.connect()
         }

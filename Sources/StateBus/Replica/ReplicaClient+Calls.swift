@@ -44,6 +44,7 @@ extension ReplicaClient {
             // Not taken now (the socket's queue is full): it and later ones go next time.
             guard send(request) != nil else { return }
             calls.markSent(call.id)
+            awaitAnswersBusily()
         }
     }
 
@@ -62,6 +63,7 @@ extension ReplicaClient {
         } else {
             call.waiter.complete(.failure(StateBusError(wire: reply.error)))
         }
+        answerTaken()
     }
 
     /// Called as a connection is replaced: calls sent on it either go again (the host refused

@@ -17,6 +17,8 @@ extension ReplicaClient {
         guard phase == .live else { return }
         let window = configuration.maxWritesInFlight
         let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }
+        guard !unsent.isEmpty else { return }
+        defer { awaitAnswersBusily() }
         for (index, write) in unsent.enumerated() {
             let id = takeRequestID()
             let bytes = WriteCodec.request(
@@ -73,6 +75,7 @@ extension ReplicaClient {
         }
         // An answer frees a place in the window of writes in flight.
         flushWrites()
+        answerTaken()
     }
 
     /// Fails the writes whose deadline passed without an answer, with `timeout`.

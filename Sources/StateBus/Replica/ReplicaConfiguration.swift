@@ -35,6 +35,17 @@ public struct ReplicaConfiguration: Sendable {
     /// Action calls waiting or running at once (default 1,000); a call past it fails at once
     /// with `overloaded` and is not sent.
     public var maxCallsInFlight: Int = 1_000
+    /// How long the replica's loop thread keeps polling instead of sleeping after it sent a
+    /// write or a call, while answers are awaited (default 150 µs; `.zero`: it always sleeps).
+    ///
+    /// A thread asleep on an idle CPU takes tens of microseconds to wake, a third of a
+    /// loopback round trip on a small virtual machine: polling through the round trip makes
+    /// a write's confirmation about as fast as a bare libzmq DEALER↔ROUTER round trip. It costs
+    /// at most this much of one CPU per write or call that waits for its answer (a burst of
+    /// writes keeps the loop busy anyway). The loop never polls busily when it may use only
+    /// one CPU (``pinnedCPU``, or a process confined to one CPU), since there it would hold
+    /// back libzmq's I/O thread. Not applied on a shared loop (`Replica(…, loop:)`).
+    public var busyPollingForAnswers: Duration = .microseconds(150)
     /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
     public var limits = ReplicaLimits()
     /// CURVE keys, for a host that has them (``HostSecurity``); `nil` (the default): none,

@@ -1,0 +1,48 @@
+import Foundation
+import StateBus
+import Testing
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `ReplicaConfiguration.busyPollingForAnswers`: a view's loop polls through a write's
+/// round trip, and goes back to sleep as soon as the answer is in, not when its polling time
+/// runs out (a view that wrote once must not keep a CPU busy).
+@Suite("A view polls busily only while an answer is awaited")
+struct AnswerPollingTests {
+    @Test(
+        "a view whose write was answered sleeps again at once, although it may poll for a minute",
+        .disabled(if: ThreadAffinity.allowedCPUs.count < 2, "busy polling needs two CPUs"))
+    func sleepsOnceAnswered() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        var configuration = ReplicaConfiguration(nodeName: "polling-view")
+        configuration.busyPollingForAnswers = .seconds(60)
+        let replica = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, configuration: configuration)
+        defer { replica.close() }
+        try await replica.waitUntilLive(timeout: .seconds(20))
+        _ = try await replica.write("counter", to: .int(1)).accepted()
+        try await replica.waitFor(timeout: .seconds(20), "the echo") { $0.pendingWriteCount == 0 }
+        // A call's answer ends the polling too (here a refusal: the object has no actions).
+        let refusal = await #expect(throws: StateBusError.self) { _ = try await replica.call("noSuchAction", timeout: .seconds(20)) }
+        #expect(refusal?.code != .timeout, "\(String(describing: refusal))")
+        let used = try await loopCPUTime(of: replica, over: .milliseconds(500))
+        #expect(used < .milliseconds(20), "the view's loop used \(used) of CPU in 500 ms after its answers came")
+    }
+}
+
+/// The CPU time the replica's loop thread used during `window`, read on that thread.
+private func loopCPUTime(of replica: Replica, over window: Duration) async throws -> Duration {
+    let before = await Task(executorPreference: replica.executor) { threadCPUTime() }.value
+    try await Task.sleep(for: window)  // the window measured, not a wait for an event
+    let after = await Task(executorPreference: replica.executor) { threadCPUTime() }.value
+    return after - before
+}
+
+private func threadCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+}
