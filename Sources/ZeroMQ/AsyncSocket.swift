@@ -25,6 +25,8 @@ public final class AsyncSocket: Sendable {
     public let type: SocketType
 
     private let socket: LoopBound<Socket>
+    /// The loop's hook that ends `messages` at shutdown, removed when this socket goes first.
+    private let shutdownHook: LoopThread.ShutdownHookID
     private let inbox: MessageChannel<Frames>
     private let outbox = Mutex(Outbox())
     private let failures = Atomic<Int>(0)
@@ -49,7 +51,7 @@ public final class AsyncSocket: Sendable {
             resume.withLock { $0 }?()
         }
         self.inbox = inbox
-        socket = try await loop.submit { thread in
+        (socket, shutdownHook) = try await loop.submit { thread in
             let socket = try Socket(context: thread.context, type: type)
             let bound = LoopBound(socket, on: thread)
             let receives = type != .pub && type != .push
@@ -59,8 +61,8 @@ public final class AsyncSocket: Sendable {
                     ? {
                         Self.receiveAvailable(from: socket, into: inbox, thread: thread)
                     } : nil)
-            thread.onShutdown { inbox.finish() }
-            return bound
+            let hook = thread.onShutdown { inbox.finish() }
+            return (bound, hook)
         }
         let bound = socket
         resume.withLock { callback in
@@ -71,7 +73,9 @@ public final class AsyncSocket: Sendable {
     deinit {
         let socket = self.socket
         let inbox = self.inbox
+        let hook = shutdownHook
         loop.execute { thread in
+            thread.removeShutdownHook(hook)
             thread.unregister(socket.value)
             socket.value.close()
             inbox.finish()

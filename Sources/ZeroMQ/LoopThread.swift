@@ -42,7 +42,8 @@ public final class LoopThread {
     private var registrations: [Registration] = []
     private var timers: [Timer] = []
     private var nextTimerID = 0
-    private var shutdownHooks: [() -> Void] = []
+    private var shutdownHooks: [(id: ShutdownHookID, body: () -> Void)] = []
+    private var nextShutdownHookID = 0
     /// The wake eventfd, then each registration's fd (reading paused: no events asked).
     private var pollSet: [pollfd] = []
     private var pollSetIsStale = true
@@ -131,9 +132,28 @@ public final class LoopThread {
         if firingTimers { cancelledWhileFiring.insert(id) }
     }
 
+    /// An opaque handle to a shutdown hook, for ``removeShutdownHook(_:)``.
+    public struct ShutdownHookID: Hashable, Sendable {
+        let raw: Int
+    }
+
     /// Runs `body` on the loop thread when the loop shuts down, before sockets close.
-    public func onShutdown(_ body: @escaping () -> Void) {
-        shutdownHooks.append(body)
+    /// - Returns: an id for ``removeShutdownHook(_:)``, for an owner that goes away before
+    ///   the loop does (a socket or a replica on a long-lived shared loop).
+    @discardableResult
+    public func onShutdown(_ body: @escaping () -> Void) -> ShutdownHookID {
+        nextShutdownHookID += 1
+        let id = ShutdownHookID(raw: nextShutdownHookID)
+        shutdownHooks.append((id, body))
+        return id
+    }
+
+    /// How many shutdown hooks wait (for tests: owners that went remove theirs).
+    var shutdownHookCount: Int { shutdownHooks.count }
+
+    /// Forgets a shutdown hook; removing one that ran or was removed does nothing.
+    public func removeShutdownHook(_ id: ShutdownHookID) {
+        shutdownHooks.removeAll { $0.id == id }
     }
 
     // MARK: Polling busily
@@ -271,6 +291,12 @@ public final class LoopThread {
             let index = position - 1
             guard index < registrations.count, !ready.contains(where: { $0.index == index }) else { continue }
             let registration = registrations[index]
+            // Closed without `unregister`: its fd is gone (or reused), and the poll would
+            // report it at once on every call, keeping the loop awake for nothing.
+            if registration.socket.isClosed {
+                pollSetIsStale = true
+                continue
+            }
             if registration.onWritable != nil {
                 guard let events = try? registration.socket.loopEvents() else { continue }
                 var wanted: PollEvents = []
@@ -337,7 +363,7 @@ public final class LoopThread {
     private func finish() {
         let hooks = shutdownHooks
         shutdownHooks.removeAll()
-        for hook in hooks { hook() }
+        for hook in hooks { hook.body() }
         for registration in registrations { registration.socket.close() }
         registrations.removeAll()
         timers.removeAll()

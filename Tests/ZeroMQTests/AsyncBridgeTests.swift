@@ -1,5 +1,5 @@
 import Testing
-import ZeroMQ
+@testable import ZeroMQ
 
 @Suite("The async bridge: an I/O loop thread and AsyncSequence receive")
 struct AsyncBridgeTests {
@@ -194,6 +194,37 @@ struct AsyncBridgeTests {
         var seen: [String] = []
         for await name in calls.stream { seen.append(name) }
         #expect(seen == ["first"])
+    }
+
+    @Test("a registered socket closed without unregistering leaves the poll: the loop sleeps again")
+    func closedWithoutUnregister() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let registered = try await loop.submit { thread in
+            let socket = try Socket(context: thread.context, type: .pull)
+            _ = try socket.bind("tcp://127.0.0.1:*")
+            thread.register(socket) {}
+            return LoopBound(socket, on: thread)
+        }
+        // A turn polls it once, then it closes behind the loop's back.
+        _ = try await loop.submit { _ in }
+        _ = try await loop.submit { _ in registered.value.close() }
+        let used = try await cpuUsed(by: loop, over: .milliseconds(500))
+        #expect(used < .milliseconds(20), "the loop used \(used) of CPU in 500 ms with nothing to do")
+    }
+
+    @Test("sockets that come and go on a long-lived loop leave no shutdown hook behind")
+    func socketsLeaveNoHooks() async throws {
+        let loop = try IOLoop(context: try Context())
+        defer { loop.shutdown() }
+        let before = try await loop.submit { $0.shutdownHookCount }
+        for _ in 0..<100 {
+            let socket = try await AsyncSocket(loop: loop, type: .pull)
+            _ = try await socket.bind("tcp://127.0.0.1:*")
+        }
+        // Each socket's deinit queued its cleanup on the loop before this.
+        let after = try await loop.submit { $0.shutdownHookCount }
+        #expect(after == before, "\(after - before) hooks of closed sockets are still held")
     }
 
     @Test("a one-shot timer cancelled by another due in the same turn does not fire")

@@ -1,10 +1,6 @@
 import Testing
 import ZeroMQ
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `LoopThread.pollBusily(for:)`: a loop asked to poll instead of sleeping still serves its
 /// work and timers at once, burns a CPU only until it is told to stop, and never does on a
 /// thread pinned to one CPU. The CPU a loop used is read from its thread's own clock.
@@ -51,41 +47,4 @@ struct BusyPollingTests {
         let used = try await cpuUsed(by: loop, over: .milliseconds(500))
         #expect(used < .milliseconds(20), "a pinned loop asked to poll busily used \(used) of CPU in 500 ms")
     }
-}
-
-/// The CPU time `loop`'s thread used during `window` (read on that thread, before and after).
-func cpuUsed(by loop: IOLoop, over window: Duration) async throws -> Duration {
-    let before = try await loop.submit { _ in threadCPUTime() }
-    try await Task.sleep(for: window)  // the window measured, not a wait for an event
-    let after = try await loop.submit { _ in threadCPUTime() }
-    return after - before
-}
-
-/// The calling thread's CPU time.
-func threadCPUTime() -> Duration {
-    var spec = timespec()
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
-    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
-}
-
-/// The result of `body`, or a failure once `limit` passes first.
-func withDeadline<Result: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw DeadlinePassed(limit: limit)
-        }
-        return result
-    }
-}
-
-/// A wait in a test ran out.
-struct DeadlinePassed: Error, CustomStringConvertible {
-    let limit: Duration
-    var description: String { "no answer within \(limit)" }
 }

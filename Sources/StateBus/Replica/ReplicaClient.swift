@@ -68,6 +68,9 @@ final class ReplicaClient {
     var hostMaxMessageBytes = 0
     /// The repeating liveness check, cancelled at close.
     private var livenessTimer: LoopThread.TimerID?
+    /// Closes the engine when its loop shuts down; removed at close (on a shared loop the
+    /// engine goes long before the loop does).
+    private var shutdownHook: LoopThread.ShutdownHookID?
     private var heartbeatInterval: Duration?
     /// The last welcome's token: shown in a hello from a new connection, it proves that our
     /// view id is still ours (``HostConfiguration/viewIDLease``).
@@ -110,7 +113,7 @@ final class ReplicaClient {
         // Weak: on a loop shared with other replicas, the loop outlives this engine (its
         // timer is cancelled at close, and its shutdown hook cannot be removed).
         livenessTimer = thread.scheduleTimer(after: tick, repeating: tick) { [weak self] in self?.checkLiveness() }
-        thread.onShutdown { [weak self] in self?.close() }
+        shutdownHook = thread.onShutdown { [weak self] in self?.close() }
     }
 
     // MARK: Connection
@@ -213,6 +216,8 @@ final class ReplicaClient {
         closed = true
         if let livenessTimer { thread.cancelTimer(livenessTimer) }
         livenessTimer = nil
+        if let shutdownHook { thread.removeShutdownHook(shutdownHook) }
+        shutdownHook = nil
         tearDownSockets()
         shared.setConnection(.closed)
         shared.failAll(StateBusError(.closed, "the replica was closed before the host answered", object: object))
@@ -453,7 +458,8 @@ final class ReplicaClient {
                 // new connection would look like another replica to the host, which keeps
                 // our view id for the old one until its lease ends (a slow first welcome
                 // used to cost a whole lease).
-                if phase == .snapshot { requestSnapshot() } else if dealer != nil { sayHello() } else { connect() }
+                // Without a connection (opening one failed), only a new one can help.
+                if dealer == nil { connect() } else if phase == .snapshot { requestSnapshot() } else { sayHello() }
             }
         }
     }

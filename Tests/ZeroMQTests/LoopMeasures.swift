@@ -1,0 +1,44 @@
+import ZeroMQ
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+// What the loop tests measure: the CPU a loop's thread used, and waits with a deadline.
+
+/// The CPU time `loop`'s thread used during `window` (read on that thread, before and after).
+func cpuUsed(by loop: IOLoop, over window: Duration) async throws -> Duration {
+    let before = try await loop.submit { _ in threadCPUTime() }
+    try await Task.sleep(for: window)  // the window measured, not a wait for an event
+    let after = try await loop.submit { _ in threadCPUTime() }
+    return after - before
+}
+
+/// The calling thread's CPU time.
+func threadCPUTime() -> Duration {
+    var spec = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
+    return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
+}
+
+/// The result of `body`, or a failure once `limit` passes first.
+func withDeadline<Result: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
+    try await withThrowingTaskGroup(of: Result?.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let result = first else {
+            throw DeadlinePassed(limit: limit)
+        }
+        return result
+    }
+}
+
+/// A wait in a test ran out.
+struct DeadlinePassed: Error, CustomStringConvertible {
+    let limit: Duration
+    var description: String { "no answer within \(limit)" }
+}
