@@ -39,8 +39,8 @@ public struct ReplicaConfiguration: Sendable {
     /// write or a call, while answers are awaited (default 150 µs; `.zero`: it always sleeps).
     ///
     /// A thread asleep on an idle CPU takes tens of microseconds to wake, a third of a
-    /// loopback round trip on a small virtual machine: polling through the round trip makes
-    /// a write's confirmation about as fast as a bare libzmq DEALER↔ROUTER round trip. It costs
+    /// loopback round trip on a small virtual machine: polling through the round trip brings
+    /// a write's confirmation close to a bare libzmq DEALER↔ROUTER round trip. It costs
     /// at most this much of one CPU per write or call that waits for its answer (a burst of
     /// writes keeps the loop busy anyway). The loop never polls busily when it may use only
     /// one CPU (``pinnedCPU``, or a process confined to one CPU), since there it would hold
