@@ -244,8 +244,7 @@ public final class LoopThread {
     /// first while ``pollBusily(for:)`` asks it to, up to the next timer's deadline.
     private func waitForActivity() throws(ZeroMQError) -> Int32 {
         if let busyUntil = busyPollingDeadline {
-            let nextTimer = timers.map(\.deadline).min()
-            let end = nextTimer.map { min($0, busyUntil) } ?? busyUntil
+            let end = nextTimerDeadline.map { min($0, busyUntil) } ?? busyUntil
             while clock.now < end {
                 let woke = try pollOnce(timeout: .zero)
                 if woke > 0 { return woke }
@@ -341,8 +340,10 @@ public final class LoopThread {
         }
     }
 
+    private var nextTimerDeadline: ContinuousClock.Instant? { timers.lazy.map(\.deadline).min() }
+
     private func untilNextTimer() -> Duration? {
-        guard let next = timers.map(\.deadline).min() else { return nil }
+        guard let next = nextTimerDeadline else { return nil }
         return max(.zero, clock.now.duration(to: next))
     }
 

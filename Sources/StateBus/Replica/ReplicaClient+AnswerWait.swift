@@ -13,7 +13,7 @@ extension ReplicaClient {
     /// sleep again (the writer's own update follows on the updates socket, but every other
     /// view waits for that one too, and a CPU kept busy here is one they cannot use).
     func answerTaken() {
-        guard calls.count == 0, shared.inner.withLock({ $0.state.inFlight == 0 }) else { return }
+        guard configuration.busyPollingForAnswers > .zero, calls.count == 0, shared.inner.withLock({ $0.state.inFlight == 0 }) else { return }
         thread.stopPollingBusily()
     }
 }

@@ -36,13 +36,14 @@ extension ReplicaClient {
             var request = Statebus_V1_Request()
             request.call = call.request
             request.call.viewID = viewID
-            if hostMaxMessageBytes > 0, let encoded: [UInt8] = try? request.serializedBytes(), encoded.count > hostMaxMessageBytes {
-                let size = encoded.count
-                calls.remove(call.id)?.waiter.complete(.failure(tooLarge(size, what: "call of '\(call.request.action)'")))
+            // Encoded once, for the size check and the send.
+            guard dealer != nil, let (bytes, id) = encode(request) else { return }
+            if hostMaxMessageBytes > 0, bytes.count > hostMaxMessageBytes {
+                calls.remove(call.id)?.waiter.complete(.failure(tooLarge(bytes.count, what: "call of '\(call.request.action)'")))
                 continue
             }
             // Not taken now (the socket's queue is full): it and later ones go next time.
-            guard send(request) != nil else { return }
+            guard send(bytes, id: id) != nil else { return }
             calls.markSent(call.id)
             awaitAnswersBusily()
         }

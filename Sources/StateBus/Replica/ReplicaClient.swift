@@ -111,7 +111,7 @@ final class ReplicaClient {
         buffered = JoinBuffer(maxBytes: configuration.limits.maxJoinBufferBytes)
         let tick = configuration.livenessCheckInterval
         // Weak: on a loop shared with other replicas, the loop outlives this engine (its
-        // timer is cancelled at close, and its shutdown hook cannot be removed).
+        // timer is cancelled and its shutdown hook removed at close).
         livenessTimer = thread.scheduleTimer(after: tick, repeating: tick) { [weak self] in self?.checkLiveness() }
         shutdownHook = thread.onShutdown { [weak self] in self?.close() }
     }
@@ -238,7 +238,13 @@ final class ReplicaClient {
     /// socket, or the socket's queue is full: the caller keeps what it must send again).
     @discardableResult
     func send(_ request: Statebus_V1_Request) -> UInt64? {
-        guard dealer != nil else { return nil }
+        guard dealer != nil, let (bytes, id) = encode(request) else { return nil }
+        return send(bytes, id: id)
+    }
+
+    /// Encodes a request as version 2 with the next request id; `nil` (logged) when it cannot
+    /// be encoded.
+    func encode(_ request: Statebus_V1_Request) -> (bytes: [UInt8], id: UInt64)? {
         let id = takeRequestID()
         var request = request
         request.protocolVersion = StateBusProtocol.version2
@@ -247,7 +253,7 @@ final class ReplicaClient {
             logger.warning("could not encode a request for \(controlEndpoint)")
             return nil
         }
-        return send(bytes, id: id)
+        return (bytes, id)
     }
 
     /// The id the next request takes.
