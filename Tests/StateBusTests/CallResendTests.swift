@@ -27,8 +27,10 @@ struct CallResendTests {
         configuration.persistence = .disabled
         let host = try await StateHost(serving: [model], configuration: configuration)
         defer { host.stop() }
-        // A long request timeout: the replica stays quiet (no ping) meanwhile.
-        var replicaConfiguration = ReplicaConfiguration(nodeName: "caller", requestTimeout: .seconds(20))
+        // A long request timeout: the replica stays quiet (no ping) meanwhile. A long heartbeat
+        // tolerance too: a reconnection for silence while the suite loads the machine would
+        // say hello, and the dropped reply would be its welcome instead of the call's answer.
+        var replicaConfiguration = ReplicaConfiguration(nodeName: "caller", missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(20))
         replicaConfiguration.callTimeout = .seconds(60)
         let replica = try Replica(object: "Tally", controlEndpoint: host.controlEndpoint, configuration: replicaConfiguration)
         defer { replica.close() }
