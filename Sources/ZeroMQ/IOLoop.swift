@@ -58,6 +58,7 @@ public final class IOLoop: Sendable {
             // Best effort: a CPU the process may not use leaves the thread where it is.
             if let cpu { ThreadAffinity.pinCurrentThread(to: cpu) }
             LoopThread(loop: self).run()
+            self.threadEnded()
         }
         thread.withLock { $0 = started }
     }
@@ -124,7 +125,9 @@ public final class IOLoop: Sendable {
 
     /// Stops the loop: pending work is dropped, shutdown hooks run on the loop thread, every
     /// registered socket is closed, and the thread is joined. Safe to call more than once and
-    /// from any thread except the loop's own (there it only asks the loop to stop).
+    /// from any thread. On the loop's own thread (in a handler, or in work it runs) it only
+    /// asks the loop to stop: the loop then closes its sockets once that work returns, and its
+    /// thread ends on its own.
     public func shutdown() {
         let first = shared.withLock { state -> Bool in
             defer { state.stopping = true }
@@ -138,6 +141,23 @@ public final class IOLoop: Sendable {
         }
         joining?.join()
     }
+
+    /// The loop thread's last step, once its sockets are closed. Its id goes: the kernel gives
+    /// a thread's id to threads created later, and such a thread is not the loop's. And when
+    /// nobody is joining the thread (the loop was stopped from its own thread, or its poll
+    /// failed for good), it is detached, so that its stack is freed when it ends; a later
+    /// ``shutdown()`` then has nothing to wait for.
+    private func threadEnded() {
+        threadID.store(0, ordering: .releasing)
+        let unjoined = thread.withLock { current -> JoinableThread? in
+            defer { current = nil }
+            return current
+        }
+        unjoined?.detach()
+    }
+
+    /// Whether the loop's thread is still to be joined or detached (for tests).
+    var threadIsHeld: Bool { thread.withLock { $0 != nil } }
 
     /// Whether ``shutdown()`` has been called.
     public var isShutDown: Bool { shared.withLock { $0.stopping } }

@@ -59,6 +59,9 @@ final class JoinableThread: Sendable {
         pthread_join(thread, nil)
     }
 
-    /// Whether the caller runs on this thread.
-    var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    /// Lets the thread free its resources when it ends, without a join (call at most once,
+    /// and never together with ``join()``).
+    func detach() {
+        pthread_detach(thread)
+    }
 }
