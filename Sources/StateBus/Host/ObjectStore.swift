@@ -17,6 +17,10 @@ struct ObjectStore: Sendable {
     /// up to date so a write is checked against ``HostLimits`` without measuring the object.
     private(set) var sizes: [Int]
     private(set) var totalBytes = 0
+    /// Where the elements of keyed collections sit, by property index: kept while elements
+    /// change in place (``applyElementInPlace(_:fromView:limits:)``), dropped by any other
+    /// change of the property.
+    private(set) var elementPositions: [Int: ElementPositions] = [:]
 
     init(definition: ObjectDefinition, restored: [String: Value] = [:]) {
         self.definition = definition
@@ -49,6 +53,9 @@ struct ObjectStore: Sendable {
         /// The property's index.
         let property: Int
         let change: PropertyChange
+        /// The property's whole new value; `.null` for an element operation applied in place
+        /// (``ObjectStore/applyElementInPlace(_:fromView:limits:)``), which always has what it
+        /// publishes in `part` or in `change`, and never shares the list it changed.
         let newValue: Value
         /// `newValue.encodedSizeBound`, found from the element's size alone for an element
         /// operation (walking a large collection for every element written would cost time
@@ -180,6 +187,7 @@ struct ObjectStore: Sendable {
     mutating func validateAndApply(_ change: PropertyChange, fromView: Bool, limits: HostLimits) throws(StateBusError) -> (
         sequence: UInt64, resolved: Resolved
     ) {
+        if let applied = applyElementInPlace(change, fromView: fromView, limits: limits) { return applied }
         let resolved = try validate(change, fromView: fromView, limits: limits)
         return (apply(resolved), resolved)
     }
@@ -200,10 +208,46 @@ struct ObjectStore: Sendable {
         return sequence
     }
 
+    /// The positions of a keyed collection's elements, taken out of ``elementPositions``, or
+    /// found with one walk (in a function of its own, so that no copy of the list outlives
+    /// it to make the change in place copy the list).
+    mutating func takePositions(of property: Int) -> ElementPositions? {
+        if let kept = elementPositions.removeValue(forKey: property) { return kept }
+        guard case .list(let items) = values[property] else { return nil }
+        return ElementPositions(of: items)
+    }
+
+    /// Puts back positions taken with ``takePositions(of:)`` and not used.
+    mutating func keep(_ positions: ElementPositions, of property: Int) {
+        elementPositions[property] = positions
+    }
+
+    /// Applies an element operation to a keyed collection in place, as the next batch, once
+    /// ``applyElementInPlace(_:fromView:limits:)`` checked it: the list, its positions, the
+    /// property's version and size.
+    /// - Parameter positions: the list's positions, taken out of ``elementPositions`` (so that
+    ///   an insert adds to them in place); kept there again, whatever happens.
+    /// - Returns: the batch's sequence, or `nil` when the operation did not apply (nothing
+    ///   changed).
+    mutating func applyElementOperation(
+        _ operation: ElementOperation, _ value: Value, at path: ValuePath, position: Int, to property: Int, positions: consuming ElementPositions?,
+        size: Int
+    ) -> UInt64? {
+        let applied = values[property].applyElementOperation(operation, value, at: path, position: position, positions: &positions)
+        elementPositions[property] = positions
+        guard applied else { return nil }
+        sequence += 1
+        versions[property] = sequence
+        totalBytes += size - sizes[property]
+        sizes[property] = size
+        return sequence
+    }
+
     /// Stores one resolved change as part of the current batch (``sequence``): its value, its
     /// version and its size.
     @inline(__always)
     private mutating func store(_ change: Resolved) {
+        if !elementPositions.isEmpty { elementPositions[change.property] = nil }
         values[change.property] = change.newValue
         versions[change.property] = sequence
         totalBytes += change.size - sizes[change.property]

@@ -22,6 +22,9 @@ struct ObjectCopy {
     private(set) var epoch: UInt64 = 0
     private(set) var sequence: UInt64 = 0
     private(set) var values: [Value] = []
+    /// Where the elements of keyed collections in `values` sit, by property index: kept by
+    /// the element operations applied in place, dropped by any other change of the property.
+    private var elementPositions: [Int: ElementPositions] = [:]
     private(set) var versions: [UInt64] = []
     /// Whether the copy holds the upstream's state: a snapshot arrived and nothing was
     /// missed since.
@@ -76,6 +79,7 @@ struct ObjectCopy {
         guard part.last else { return false }
         guard incoming.filled == layout.count else { return nil }
         values = incoming.values
+        elementPositions.removeAll()
         versions = incoming.versions
         sequence = incoming.sequence
         incoming.reset()
@@ -108,8 +112,16 @@ struct ObjectCopy {
                 return .gap
             }
             for change in changes {
+                // The positions go with any change but one made through them.
+                var positions = elementPositions.removeValue(forKey: change.property)
                 if change.replacesWholeValue {
                     values[change.property] = change.value
+                } else if values[change.property].applyElementOperation(
+                    change.operation, change.value, at: change.path, position: change.position, positions: &positions)
+                {
+                    // An element found through the positions and changed where it is: the
+                    // cost of a change to one element of a large collection is the element's.
+                    elementPositions[change.property] = positions
                 } else {
                     // The upstream only publishes paths that lead into the value; one that
                     // does not means the copy is wrong, so it is taken again.

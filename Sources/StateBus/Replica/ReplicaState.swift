@@ -42,6 +42,10 @@ struct ReplicaState: Sendable {
     /// The host's values and versions, by index (empty before the first snapshot).
     private(set) var confirmed: [Value] = []
     private(set) var versions: [UInt64] = []
+    /// Where the elements of keyed collections in `confirmed` sit, by property index: kept
+    /// by the element operations applied in place (``applyPlain(_:sequence:tracker:)``),
+    /// dropped by any other change of the property.
+    private var elementPositions: [Int: ElementPositions] = [:]
     /// What the view's pending writes make a property show, for the properties they touch
     /// and only while they are pending (`nil`: it shows nothing). Every other property shows
     /// its confirmed value, so the replica keeps one copy of the object's values, not two.
@@ -187,6 +191,7 @@ struct ReplicaState: Sendable {
         let previous = confirmed
         self.layout = layout
         confirmed = values
+        elementPositions.removeAll()
         self.versions = versions
         let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
         if pending.isEmpty && overlay.isEmpty {
@@ -220,11 +225,25 @@ struct ReplicaState: Sendable {
         guard index < confirmed.count else { return false }
         versions[index] = sequence
         guard change.replacesWholeValue else {
-            guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
-                return true
-            }
             let elementOperation =
                 change.operation != .replace || change.path.components.first.map { if case .id = $0 { true } else { false } } == true
+            // The positions of the property's elements go with any change but one made through
+            // them; a failed change leaves the list, and so its positions, as they were.
+            var positions = elementPositions.removeValue(forKey: index)
+            if elementOperation,
+                confirmed[index].applyElementOperation(
+                    change.operation, change.value, at: change.path, position: change.position, positions: &positions)
+            {
+                // Found through the positions and changed where it is: the cost of a change
+                // to one element of a large collection is the element's, not the collection's.
+                elementPositions[index] = positions
+                tracker?.insert(index)
+                return true
+            }
+            guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
+                elementPositions[index] = positions
+                return true
+            }
             if elementOperation || tracker == nil {
                 // An element operation is not compared with the previous value: for a large
                 // collection that costs time in its size, and it changes the list anyway.
@@ -236,6 +255,7 @@ struct ReplicaState: Sendable {
             }
             return true
         }
+        if !elementPositions.isEmpty { elementPositions[index] = nil }
         if tracker != nil {
             if confirmed[index] != change.value {
                 confirmed[index] = change.value
@@ -268,6 +288,7 @@ struct ReplicaState: Sendable {
         var touched = Set<String>()
         for change in changes {
             touched.insert(layout.names[change.property])
+            if !elementPositions.isEmpty { elementPositions[change.property] = nil }
             if change.replacesWholeValue {
                 confirmed[change.property] = change.value
             } else if let updated = try? confirmed[change.property].applying(
