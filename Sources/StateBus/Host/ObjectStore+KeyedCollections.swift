@@ -99,7 +99,7 @@ extension ObjectStore {
         }
         guard
             let sequence = applyElementOperation(
-                edit.operation, edit.value, at: edit.path, position: change.position, to: index, positions: positions, size: edit.size)
+                edit.operation, edit.value, at: edit.path, position: change.position, to: index, positions: consume positions, size: edit.size)
         else { return nil }
         return (sequence, resolved)
     }

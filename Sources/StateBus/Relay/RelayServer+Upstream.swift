@@ -357,10 +357,11 @@ extension RelayServer {
                 if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
                 return
             }
-            guard phase == .live, let name = relayedIndexes[run.object], var copy = copies[name] else { continue }
-            if publishesVersion1.contains(name) { publishVersion1(run, of: copy) }
-            let outcome = copy.apply(run, bytes: body.count, maxBufferedBytes: configuration.maxBufferedUpdateBytes)
-            copies[name] = copy
+            guard phase == .live, let name = relayedIndexes[run.object], copies[name] != nil else { continue }
+            if publishesVersion1.contains(name) { publishVersion1(run, of: copies[name]!) }
+            // Applied where the copy is: a second holder of its values would make an element
+            // change copy a whole collection.
+            let outcome = copies[name]!.apply(run, bytes: body.count, maxBufferedBytes: configuration.maxBufferedUpdateBytes)
             if outcome == .gap {
                 requestSnapshot(of: name)
                 changed = true
