@@ -40,6 +40,8 @@ public final class IOLoop: Sendable {
     let wakeFD: Int32
     private let thread: Mutex<JoinableThread?> = Mutex(nil)
     private let threadID = Atomic<UInt>(0)
+    /// Who waits for the thread to end (``waitForThreadEnd()``); `nil` once it has.
+    private let threadEndWaiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
 
     /// Starts a loop thread.
     /// - Parameters:
@@ -154,10 +156,27 @@ public final class IOLoop: Sendable {
             return current
         }
         unjoined?.detach()
+        let waiters = threadEndWaiters.withLock { waiters in
+            defer { waiters = nil }
+            return waiters ?? []
+        }
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Whether the loop's thread is still to be joined or detached (for tests).
     var threadIsHeld: Bool { thread.withLock { $0 != nil } }
+
+    /// Returns once the loop's thread has taken its last step (for tests).
+    func waitForThreadEnd() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let ended = threadEndWaiters.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(waiter)
+                return false
+            }
+            if ended { waiter.resume() }
+        }
+    }
 
     /// Whether ``shutdown()`` has been called.
     public var isShutDown: Bool { shared.withLock { $0.stopping } }

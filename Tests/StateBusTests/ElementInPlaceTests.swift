@@ -1,4 +1,5 @@
 import IdentifiedCollections
+import PropertyBased
 import StateBusWire
 import Testing
 
@@ -8,18 +9,6 @@ private struct Card: Codable, Identifiable, Sendable {
     var id: Int
     var title: String
     var done: Bool
-}
-
-/// A small deterministic generator (SplitMix64), so a failure names a reproducible sequence.
-private struct SeededNumbers {
-    var state: UInt64
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((mixed ^ (mixed >> 31)) % UInt64(bound))
-    }
 }
 
 @Suite("The host's element operations in place")
@@ -48,29 +37,36 @@ struct ElementInPlaceTests {
         // Small bounds, so inserts run into them and removals make room again.
         let limits = HostLimits(maxPropertyBytes: 4_500, maxObjectBytes: 7_000)
         for seed in [11, 12, 13] as [UInt64] {
-            var numbers = SeededNumbers(state: seed)
+            // Seeded: a failure names a sequence that reproduces.
+            var numbers = Xoshiro(seed: (seed, 0x9E37_79B9_7F4A_7C15, seed, 1))
             var store = ObjectStore(definition: Self.definition)
             var reference = store
             var inPlace = 0
             for step in 0..<1_500 {
-                let property = ["cards", "cards", "cards", "cards", "locked", "checked"][numbers.next(below: 6)]
-                let id = Value.int(Int64(numbers.next(below: 45)))
+                let property = ["cards", "cards", "cards", "cards", "locked", "checked"][Int.random(in: 0..<6, using: &numbers)]
+                let id = Value.int(Int64(Int.random(in: 0..<45, using: &numbers)))
                 var change: PropertyChange =
-                    switch numbers.next(below: 10) {
-                    case 0: PropertyChange(property, at: [.id(id), "title"], to: .string(numbers.next(below: 8) == 0 ? "forbidden" : "title \(step)"))
-                    case 1: PropertyChange(property, at: [.id(id), "done"], to: numbers.next(below: 4) == 0 ? .string("not a Bool") : .bool(true))
-                    case 2: PropertyChange(property, at: [.id(id)], to: Self.card(numbers.next(below: 45), "whole \(step)"))
+                    switch Int.random(in: 0..<10, using: &numbers) {
+                    case 0:
+                        PropertyChange(
+                            property, at: [.id(id), "title"], to: .string(Int.random(in: 0..<8, using: &numbers) == 0 ? "forbidden" : "title \(step)")
+                        )
+                    case 1:
+                        PropertyChange(
+                            property, at: [.id(id), "done"], to: Int.random(in: 0..<4, using: &numbers) == 0 ? .string("not a Bool") : .bool(true))
+                    case 2: PropertyChange(property, at: [.id(id)], to: Self.card(Int.random(in: 0..<45, using: &numbers), "whole \(step)"))
                     case 3: PropertyChange(property, at: [.id(id), "unknown"], to: .int(1))  // a key the element type drops
                     case 4, 5:
                         PropertyChange(
-                            property, .insert, element: Self.card(30 + numbers.next(below: 40), "new \(step)"), position: numbers.next(below: 40) - 3)
+                            property, .insert, element: Self.card(30 + Int.random(in: 0..<40, using: &numbers), "new \(step)"),
+                            position: Int.random(in: 0..<40, using: &numbers) - 3)
                     case 6: PropertyChange(property, .insert, element: .map(["title": .string("no id")]))
                     case 7: PropertyChange(property, .remove, at: [.id(id)])
-                    case 8: PropertyChange(property, .move, at: [.id(id)], position: numbers.next(below: 40) - 3)
-                    default: PropertyChange(property, at: [.index(numbers.next(below: 40)), "title"], to: .string("by index"))
+                    case 8: PropertyChange(property, .move, at: [.id(id)], position: Int.random(in: 0..<40, using: &numbers) - 3)
+                    default: PropertyChange(property, at: [.index(Int.random(in: 0..<40, using: &numbers)), "title"], to: .string("by index"))
                     }
-                if numbers.next(below: 10) == 0 { change.expectedVersion = UInt64(numbers.next(below: 3)) }
-                let fromView = numbers.next(below: 4) != 0
+                if Int.random(in: 0..<10, using: &numbers) == 0 { change.expectedVersion = UInt64(Int.random(in: 0..<3, using: &numbers)) }
+                let fromView = Int.random(in: 0..<4, using: &numbers) != 0
                 let label = "seed \(seed) step \(step): \(change) from \(fromView ? "a view" : "the host")"
 
                 let took = store.applyElementInPlace(change, fromView: fromView, limits: limits)

@@ -6,43 +6,33 @@ private func element(_ id: Int, _ title: String) -> Value {
     .map(["id": .int(Int64(id)), "title": .string(title), "tags": .list([.string("t")])])
 }
 
-/// A small deterministic generator (SplitMix64), so a failure names a reproducible sequence.
-private struct SeededNumbers {
-    var state: UInt64
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int((mixed ^ (mixed >> 31)) % UInt64(bound))
-    }
-}
-
 @Suite("Keyed collections: element operations in place, through element positions")
 struct ElementPositionsTests {
     @Test("3,000 random operations give the list applying(_:_:at:position:) gives, and the positions stay those of the list")
     func sameAsApplying() throws {
         for seed in [1, 2, 3] as [UInt64] {
-            var numbers = SeededNumbers(state: seed)
+            // Seeded: a failure names a sequence that reproduces.
+            var numbers = SplitMix(state: seed)
             // Ids 0..<40 with 7 twice: a repeated id names its first element, both ways.
             var reference: Value = .list((0..<40).map { element($0, "item \($0)") } + [element(7, "second seven")])
             var inPlace = reference
             var positions: ElementPositions?
             var fastOperations = 0
             for step in 0..<1_000 {
-                let id = Value.int(Int64(numbers.next(below: 60)))  // a third of them not in the list
+                let id = Value.int(Int64(Int.random(in: 0..<60, using: &numbers)))  // a third of them not in the list
                 let (operation, value, path): (ElementOperation, Value, ValuePath) =
-                    switch numbers.next(below: 8) {
+                    switch Int.random(in: 0..<8, using: &numbers) {
                     case 0: (.replace, .string("title \(step)"), [.id(id), "title"])
-                    case 1: (.replace, element(numbers.next(below: 60), "whole \(step)"), [.id(id)])  // the same id, or another: refused
+                    // The same id, or another (refused).
+                    case 1: (.replace, element(Int.random(in: 0..<60, using: &numbers), "whole \(step)"), [.id(id)])
                     case 2: (.replace, .string("x"), [.id(id), "missing", "deeper"])  // leads nowhere: refused
-                    case 3: (.insert, element(Int(numbers.next(below: 80)), "new \(step)"), .root)  // a duplicate id is refused
+                    case 3: (.insert, element(Int.random(in: 0..<80, using: &numbers), "new \(step)"), .root)  // a duplicate id is refused
                     case 4: (.insert, .map(["title": .string("no id")]), .root)
                     case 5: (.remove, .null, [.id(id)])
                     case 6: (.move, .null, [.id(id)])
                     default: (.replace, .string("by index"), [.index(0), "title"])  // not an element operation by id
                     }
-                let position = numbers.next(below: 50) - 5  // before the start and past the end too
+                let position = Int.random(in: 0..<50, using: &numbers) - 5  // before the start and past the end too
                 let expected = try? reference.applying(operation, value, at: path, position: position)
                 let before = inPlace
                 if inPlace.applyElementOperation(operation, value, at: path, position: position, positions: &positions) {

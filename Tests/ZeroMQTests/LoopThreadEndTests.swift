@@ -14,10 +14,10 @@ struct LoopThreadEndTests {
             loop.shutdown()
         }
         #expect(accepted)
-        // Readiness: the thread is detached at its very end, after the sockets are closed.
-        try await withDeadline(.seconds(20)) {
-            while loop.threadIsHeld { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        // Readiness: the thread's last step, after the sockets are closed.
+        try await withDeadline(.seconds(20)) { await loop.waitForThreadEnd() }
+        let held = loop.threadIsHeld
+        #expect(!held, "nobody joins the thread, and it was not detached")
         #expect(loop.isShutDown)
         let ran = hookRan.load(ordering: .relaxed)
         #expect(ran)

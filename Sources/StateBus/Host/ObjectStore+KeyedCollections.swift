@@ -1,6 +1,8 @@
 import StateBusWire
 
-// Operations on one element of a keyed collection, checked in the element's size.
+// Operations on one element of a keyed collection, checked in the element's size: resolved
+// into a new list for a batch's general way, or applied where the list is for a batch of one
+// change.
 
 extension ObjectStore {
     /// An operation on one element of a keyed collection, resolved: the collection after it,
@@ -16,57 +18,76 @@ extension ObjectStore {
         var part: Value?
     }
 
+    /// What an element operation does to a list, checked, before the list changes.
+    struct ElementEdit {
+        enum Kind {
+            case insert(at: Int)
+            case remove(at: Int)
+            case move(from: Int, to: Int)
+            case replace(at: Int)
+        }
+
+        var kind: Kind
+        /// The element inserted, or put in place of the old one, normalised.
+        var element: Value?
+        /// How much the collection's size bound changes.
+        var sizeChange: Int
+        /// What the batch publishes: the inserted element, or the part at a replace's path.
+        var part: Value?
+    }
+
     /// Resolves an operation on one element of a keyed collection (the property's value a
     /// list of elements with ids); `nil` when the change is not such an operation.
     static func keyedWrite(
         _ change: PropertyChange, of current: Value, _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value
     ) throws -> KeyedWrite? {
-        guard case .list(var items) = current else { return nil }
+        guard case .list(var items) = current,
+            let edit = try elementEdit(change, in: items, find: { id in items.index(of: .id(id)) }, normalizeElement)
+        else { return nil }
+        switch edit.kind {
+        case .insert(let index): items.insert(edit.element!, at: index)
+        case .remove(let index): items.remove(at: index)
+        case .move(let from, let to): items.insert(items.remove(at: from), at: to)
+        case .replace(let index): items[index] = edit.element!
+        }
+        return KeyedWrite(collection: .list(items), sizeChange: edit.sizeChange, element: edit.element, part: edit.part)
+    }
+
+    /// Checks an operation on one element of `items` without changing them; `nil` when the
+    /// change is not such an operation (or names no element: the general way says why).
+    /// - Parameter find: the position of the element with this id.
+    /// - Throws: an inserted id already in the list; an element that does not normalise.
+    static func elementEdit(
+        _ change: PropertyChange, in items: [Value], find: (Value) -> Int?, _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value
+    ) throws -> ElementEdit? {
         switch (change.operation, change.path.components.first) {
         case (.insert, nil):
             let element = try normalizeElement(change.value)
-            if let id = element.elementID, items.contains(where: { $0.elementID == id }) {
+            if let id = element.elementID, find(id) != nil {
                 throw ValuePathError(path: change.path.description, reason: "an element with id \(id) is already in the list; ids must be unique")
             }
-            items.insert(element, at: min(max(0, change.position), items.count))
-            return KeyedWrite(collection: .list(items), sizeChange: element.encodedSizeBound, element: element, part: element)
+            return ElementEdit(
+                kind: .insert(at: min(max(0, change.position), items.count)), element: element, sizeChange: element.encodedSizeBound,
+                part: element)
         case (.remove, .id(let id)?), (.move, .id(let id)?):
-            guard change.path.components.count == 1, let index = items.index(of: .id(id)) else { return nil }
-            let element = items.remove(at: index)
+            guard change.path.components.count == 1, let index = find(id) else { return nil }
             if change.operation == .move {
-                items.insert(element, at: min(max(0, change.position), items.count))
-                return KeyedWrite(collection: .list(items), sizeChange: 0)
+                // Where it goes in the list without it.
+                return ElementEdit(kind: .move(from: index, to: min(max(0, change.position), items.count - 1)), sizeChange: 0)
             }
-            return KeyedWrite(collection: .list(items), sizeChange: -element.encodedSizeBound)
+            return ElementEdit(kind: .remove(at: index), sizeChange: -items[index].encodedSizeBound)
         case (.replace, .id(let id)?):
-            guard let index = items.index(of: .id(id)) else { return nil }  // the general path says why
+            guard let index = find(id) else { return nil }  // the general path says why
             let rest = ValuePath(Array(change.path.components.dropFirst()))
             let changed = try items[index].setting(change.value, at: rest)
             guard changed.elementID == id else { return nil }  // the general path refuses it, saying why
             let element = try normalizeElement(changed)
-            let sizeChange = element.encodedSizeBound - items[index].encodedSizeBound
-            items[index] = element
-            return KeyedWrite(collection: .list(items), sizeChange: sizeChange, element: element, part: element[rest])
+            return ElementEdit(
+                kind: .replace(at: index), element: element, sizeChange: element.encodedSizeBound - items[index].encodedSizeBound,
+                part: element[rest])
         default:
             return nil
         }
-    }
-}
-
-// The same operations on the store itself: found through the element positions and applied
-// where the list is, for a batch of one change.
-
-extension ObjectStore {
-    /// What an element operation does to the list, checked: the canonical element, where it
-    /// goes, and the property's size after it.
-    private struct ElementEdit {
-        var operation: ElementOperation
-        /// The element to insert or to put in place of the old one (`.null`: remove, move).
-        var value: Value
-        /// `[id]` of the element, or the root for an insert.
-        var path: ValuePath
-        var size: Int
-        var part: Value?
     }
 
     /// A batch of one change that is an element operation on a keyed collection, checked
@@ -86,60 +107,60 @@ extension ObjectStore {
         if let expected = change.expectedVersion, expected != versions[index] { return nil }
         // Taken out of the table while in use, so that an insert adds to them in place.
         guard let positions = takePositions(of: index) else { return nil }
-        guard let edit = elementEdit(change, of: index, positions: positions, normalizeElement, fromView ? property.elementValidator : nil) else {
+        guard let edit = checkedEdit(change, of: index, positions: positions, normalizeElement, fromView ? property.elementValidator : nil) else {
             keep(positions, of: index)
             return nil
         }
-        let resolved = Resolved(property: index, change: change, newValue: .null, size: edit.size, part: edit.part)
+        let size = sizes[index] + edit.sizeChange
+        let resolved = Resolved(property: index, change: change, newValue: .null, size: size, part: edit.part)
         do {
             try checkSize(of: resolved, limits: limits)
         } catch {
             keep(positions, of: index)
             return nil
         }
+        // The operation as the list's own element operation takes it: the element in place of
+        // `[id]` for a replace, so that the normalised element is what is stored.
+        let (operation, value, path): (ElementOperation, Value, ValuePath) =
+            switch edit.kind {
+            case .insert: (.insert, edit.element!, .root)
+            case .remove, .move: (change.operation, .null, change.path)
+            case .replace: (.replace, edit.element!, ValuePath(Array(change.path.components.prefix(1))))
+            }
         guard
             let sequence = applyElementOperation(
-                edit.operation, edit.value, at: edit.path, position: change.position, to: index, positions: consume positions, size: edit.size)
+                operation, value, at: path, position: change.position, to: index, positions: consume positions, size: size)
         else { return nil }
         return (sequence, resolved)
     }
 
-    /// Checks an element operation as ``keyedWrite(_:of:_:)`` does, without building the new
-    /// list; `nil` for anything the general way must decide.
-    private func elementEdit(
+    /// ``elementEdit(_:in:find:_:)`` through the positions, for the in-place way: `nil` for
+    /// whatever it must leave to the general way (a refusal, which the general way words; an
+    /// insert without an id, or a replace whose part the element drops, which it publishes
+    /// as the whole value; a normalised element whose id changed).
+    private func checkedEdit(
         _ change: PropertyChange, of property: Int, positions: ElementPositions,
         _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value, _ elementValidator: ElementValidator?
     ) -> ElementEdit? {
         guard case .list(let items) = values[property] else { return nil }
-        /// The position of the element `[id]` names, checked against the list.
-        func position(of id: Value) -> Int? {
+        let find = { (id: Value) -> Int? in
             guard let index = positions.position(of: id), index < items.count, items[index].elementID == id else { return nil }
             return index
         }
-        let current = sizes[property]
-        switch (change.operation, change.path.components.first) {
-        case (.insert, nil):
-            // Published as the element with its id: an element without one goes the general way.
-            guard change.value.elementID != nil, let element = try? normalizeElement(change.value), let id = element.elementID,
-                positions.position(of: id) == nil, elementValidator?.check(element) == nil
-            else { return nil }
-            return ElementEdit(operation: .insert, value: element, path: .root, size: current + element.encodedSizeBound, part: element)
-        case (.remove, .id(let id)?), (.move, .id(let id)?):
-            guard change.path.components.count == 1, let index = position(of: id) else { return nil }
-            let size = change.operation == .remove ? current - items[index].encodedSizeBound : current
-            return ElementEdit(operation: change.operation, value: .null, path: change.path, size: size, part: nil)
-        case (.replace, .id(let id)?):
-            guard let index = position(of: id) else { return nil }
-            let rest = ValuePath(Array(change.path.components.dropFirst()))
-            guard let changed = try? items[index].setting(change.value, at: rest), changed.elementID == id,
-                let element = try? normalizeElement(changed), element.elementID == id, elementValidator?.check(element) == nil,
-                let part = element[rest]
-            else { return nil }
-            return ElementEdit(
-                operation: .replace, value: element, path: ValuePath([.id(id)]),
-                size: current + element.encodedSizeBound - items[index].encodedSizeBound, part: part)
-        default:
-            return nil
+        guard let edit = try? Self.elementEdit(change, in: items, find: find, normalizeElement) else { return nil }
+        switch edit.kind {
+        case .insert: guard change.value.elementID != nil, edit.element?.elementID != nil else { return nil }
+        case .replace: guard edit.part != nil, edit.element?.elementID == change.path.components.first.flatMap(\.elementIDStep) else { return nil }
+        case .remove, .move: break
         }
+        if let element = edit.element, elementValidator?.check(element) != nil { return nil }
+        return edit
+    }
+}
+
+extension PathComponent {
+    /// The id an `.id` step names.
+    fileprivate var elementIDStep: Value? {
+        if case .id(let id) = self { id } else { nil }
     }
 }
