@@ -134,6 +134,9 @@ extension ReplicaClient {
         let epoch = self.epoch
         let viewID = self.viewID
         shared.inner.withLock { inner in
+            // Counted before the lock is released: whoever reads the new sequence (under the
+            // lock) then reads a count that includes these batches.
+            defer { if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) } }
             guard run.epoch == epoch else {
                 interruption = .newEpoch
                 return
@@ -167,7 +170,6 @@ extension ReplicaClient {
                 interruption = .malformed("\(error)")
             }
         }
-        if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) }
         if let indexes = tracker?.indexes, !indexes.isEmpty, let names = schema?.layout.names {
             for index in indexes { changed.insert(names[index]) }
             tracker?.reset()
