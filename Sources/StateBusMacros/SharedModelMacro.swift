@@ -91,6 +91,16 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             """
         }.joined(separator: "\n        ")
 
+        // A replica's element edits are repeated on the property itself where its type can
+        // (an IdentifiedArray or Array of decodable elements: the overloads pick by type);
+        // `false` makes the bus apply the whole value instead.
+        let repeatCases = properties.map { property in
+            """
+            case "\(property.name)":
+                        return withMutation(keyPath: \\.\(property.name)) { StateBus._$repeatElementEdits(edits, on: &_\(property.name)) }
+            """
+        }.joined(separator: "\n        ")
+
         // A public model needs a public `init()` for the protocol; give it one unless the
         // class declares initialisers of its own.
         let declaresInit = classDecl.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }
@@ -142,6 +152,15 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
                 \(raw: performCases)
                 default:
                     throw StateBus.StateBusError(.unknownAction, "'\\(Self.objectName)' has no action '\\(_action)'", object: Self.objectName)
+                }
+            }
+            """,
+            """
+            \(raw: access)func _$repeatElementEdits(_ property: String, _ edits: [StateBusWire.ElementEdit]) -> Bool {
+                switch property {
+                \(raw: repeatCases)
+                default:
+                    return false
                 }
             }
             """,

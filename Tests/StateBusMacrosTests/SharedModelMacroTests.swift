@@ -124,6 +124,10 @@ struct SharedModelMacroTests {
                 #"StateBus.ActionDefinition("add", parameters: [StateBus.ActionDefinition.Parameter("", type: String.self), StateBus.ActionDefinition.Parameter("at", type: Int.self)], result: Int.self)"#
             ), "\(code)")
         #expect(code.contains(#"StateBus.ActionDefinition("clear", parameters: [])"#))
+        // A view's element edits are repeated on each property; the overloads pick by type.
+        #expect(
+            code.contains(
+                #"case "items": return withMutation(keyPath: \.items) { StateBus._$repeatElementEdits(edits, on: &_items) }"#), "\(code)")
         #expect(
             code.contains(
                 #"StateBus.PropertyDefinition("items", default: ([]) as IdentifiedArrayOf<Item>, writable: true, persisted: false, validateElement: StateBus.ElementValidator({ (item: Item) in item.name.isEmpty ? "a name" : nil }))"#

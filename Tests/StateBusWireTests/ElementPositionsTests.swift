@@ -8,7 +8,9 @@ private func element(_ id: Int, _ title: String) -> Value {
 
 @Suite("Keyed collections: element operations in place, through element positions")
 struct ElementPositionsTests {
-    @Test("3,000 random operations give the list applying(_:_:at:position:) gives, and the positions stay those of the list")
+    @Test(
+        "3,000 random operations give the list applying(_:_:at:position:) gives, the positions stay those of the list, and each reported edit repeats it"
+    )
     func sameAsApplying() throws {
         for seed in [1, 2, 3] as [UInt64] {
             // Seeded: a failure names a sequence that reproduces.
@@ -35,9 +37,14 @@ struct ElementPositionsTests {
                 let position = Int.random(in: 0..<50, using: &numbers) - 5  // before the start and past the end too
                 let expected = try? reference.applying(operation, value, at: path, position: position)
                 let before = inPlace
-                if inPlace.applyElementOperation(operation, value, at: path, position: position, positions: &positions) {
+                if let edit = inPlace.applyElementOperation(operation, value, at: path, position: position, positions: &positions) {
                     fastOperations += 1
                     #expect(expected != nil, "seed \(seed) step \(step): applied in place, but applying refuses it")
+                    // The edit it reports, repeated on the list before, gives the same list.
+                    var repeated = before
+                    let fits = repeated.applyElementEdit(edit)
+                    #expect(fits, "seed \(seed) step \(step): \(edit) does not fit the list before")
+                    #expect(repeated == inPlace, "seed \(seed) step \(step): \(edit) repeated differs from \(operation) at \(path)")
                 } else {
                     #expect(inPlace == before, "seed \(seed) step \(step): declined, yet changed the list")
                     if let updated = try? inPlace.applying(operation, value, at: path, position: position) {
@@ -71,11 +78,32 @@ struct ElementPositionsTests {
             return items.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
         }
         let before = storage(value)
-        #expect(value.applyElementOperation(.replace, .string("changed"), at: [.id(.int(5_000)), "title"], position: 0, positions: &positions))
-        #expect(value.applyElementOperation(.replace, .string("again"), at: [.id(.int(9_999)), "title"], position: 0, positions: &positions))
+        #expect(value.applyElementOperation(.replace, .string("changed"), at: [.id(.int(5_000)), "title"], position: 0, positions: &positions) != nil)
+        #expect(value.applyElementOperation(.replace, .string("again"), at: [.id(.int(9_999)), "title"], position: 0, positions: &positions) != nil)
         #expect(storage(value) == before)
         #expect(value[[.index(5_000), "title"]] == .string("changed"))
         #expect(value[[.index(9_999), "title"]] == .string("again"))
         #expect(positions?.position(of: .int(9_999)) == 9_999)
+    }
+}
+
+@Suite("Element edits repeated on another copy of a list")
+struct ElementEditTests {
+    @Test("an edit outside the list, or on a value that is not a list, changes nothing and says so")
+    func editsThatDoNotFit() {
+        let list: Value = .list([element(1, "one"), element(2, "two")])
+        for edit in [
+            ElementEdit.replaced(index: 2, element: element(3, "three")), .replaced(index: -1, element: element(3, "x")),
+            .inserted(index: 3, element: element(3, "three")), .removed(index: 2), .moved(from: 0, to: 2), .moved(from: 5, to: 0)
+        ] {
+            var copy = list
+            let fits = copy.applyElementEdit(edit)
+            #expect(!fits, "\(edit)")
+            #expect(copy == list, "\(edit)")
+        }
+        var text: Value = "not a list"
+        let fits = text.applyElementEdit(.removed(index: 0))
+        #expect(!fits)
+        #expect(text == "not a list")
     }
 }

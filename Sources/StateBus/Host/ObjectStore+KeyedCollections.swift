@@ -19,7 +19,7 @@ extension ObjectStore {
     }
 
     /// What an element operation does to a list, checked, before the list changes.
-    struct ElementEdit {
+    struct CheckedElementOperation {
         enum Kind {
             case insert(at: Int)
             case remove(at: Int)
@@ -59,30 +59,30 @@ extension ObjectStore {
     /// - Throws: an inserted id already in the list; an element that does not normalise.
     static func elementEdit(
         _ change: PropertyChange, in items: [Value], find: (Value) -> Int?, _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value
-    ) throws -> ElementEdit? {
+    ) throws -> CheckedElementOperation? {
         switch (change.operation, change.path.components.first) {
         case (.insert, nil):
             let element = try normalizeElement(change.value)
             if let id = element.elementID, find(id) != nil {
                 throw ValuePathError(path: change.path.description, reason: "an element with id \(id) is already in the list; ids must be unique")
             }
-            return ElementEdit(
+            return CheckedElementOperation(
                 kind: .insert(at: min(max(0, change.position), items.count)), element: element, sizeChange: element.encodedSizeBound,
                 part: element)
         case (.remove, .id(let id)?), (.move, .id(let id)?):
             guard change.path.components.count == 1, let index = find(id) else { return nil }
             if change.operation == .move {
                 // Where it goes in the list without it.
-                return ElementEdit(kind: .move(from: index, to: min(max(0, change.position), items.count - 1)), sizeChange: 0)
+                return CheckedElementOperation(kind: .move(from: index, to: min(max(0, change.position), items.count - 1)), sizeChange: 0)
             }
-            return ElementEdit(kind: .remove(at: index), sizeChange: -items[index].encodedSizeBound)
+            return CheckedElementOperation(kind: .remove(at: index), sizeChange: -items[index].encodedSizeBound)
         case (.replace, .id(let id)?):
             guard let index = find(id) else { return nil }  // the general path says why
             let rest = ValuePath(Array(change.path.components.dropFirst()))
             let changed = try items[index].setting(change.value, at: rest)
             guard changed.elementID == id else { return nil }  // the general path refuses it, saying why
             let element = try normalizeElement(changed)
-            return ElementEdit(
+            return CheckedElementOperation(
                 kind: .replace(at: index), element: element, sizeChange: element.encodedSizeBound - items[index].encodedSizeBound,
                 part: element[rest])
         default:
@@ -141,7 +141,7 @@ extension ObjectStore {
     private func checkedEdit(
         _ change: PropertyChange, of property: Int, positions: ElementPositions,
         _ normalizeElement: @Sendable (Value) throws(StateBusError) -> Value, _ elementValidator: ElementValidator?
-    ) -> ElementEdit? {
+    ) -> CheckedElementOperation? {
         guard case .list(let items) = values[property] else { return nil }
         let find = { (id: Value) -> Int? in
             guard let index = positions.position(of: id), index < items.count, items[index].elementID == id else { return nil }

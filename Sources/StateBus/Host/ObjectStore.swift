@@ -21,6 +21,8 @@ struct ObjectStore: Sendable {
     /// change in place (``applyElementInPlace(_:fromView:limits:)``), dropped by any other
     /// change of the property.
     private(set) var elementPositions: [Int: ElementPositions] = [:]
+    /// The values' changes, for a follower (the host's model) to repeat, while one follows.
+    private var journal: ElementJournal?
 
     init(definition: ObjectDefinition, restored: [String: Value] = [:]) {
         self.definition = definition
@@ -46,6 +48,32 @@ struct ObjectStore: Sendable {
         named.reserveCapacity(values.count)
         for (index, property) in definition.properties.enumerated() { named[property.name] = values[index] }
         return named
+    }
+
+    /// Starts keeping the values' changes for a follower (the host's model), from now.
+    /// - Returns: every property's value now: the follower's starting point.
+    mutating func follow() -> [String: Value] {
+        journal = ElementJournal()
+        return namedValues
+    }
+
+    /// What changed since ``follow()`` or the last call: the element edits to repeat, and the
+    /// values of the properties that changed any other way, or are in `whole`.
+    mutating func takeFollowed(whole: Set<String>) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
+        guard var taken = journal?.take() else { return ([:], [:]) }
+        taken.replaced.formUnion(whole)
+        var values: [String: Value] = [:]
+        for name in taken.replaced {
+            taken.edits[name] = nil
+            values[name] = value(of: name)
+        }
+        return (taken.edits, values)
+    }
+
+    /// Notes that the follower changed these properties itself: it is given their values
+    /// whole, not the edits it already made.
+    mutating func followerChanged(_ names: some Sequence<String>) {
+        journal?.replaced(names)
     }
 
     /// A change resolved to a whole new property value, ready to apply.
@@ -233,9 +261,10 @@ struct ObjectStore: Sendable {
         _ operation: ElementOperation, _ value: Value, at path: ValuePath, position: Int, to property: Int, positions: consuming ElementPositions?,
         size: Int
     ) -> UInt64? {
-        let applied = values[property].applyElementOperation(operation, value, at: path, position: position, positions: &positions)
+        let edit = values[property].applyElementOperation(operation, value, at: path, position: position, positions: &positions)
         elementPositions[property] = positions
-        guard applied else { return nil }
+        guard let edit else { return nil }
+        journal?.record(edit, of: definition.properties[property].name)
         sequence += 1
         versions[property] = sequence
         totalBytes += size - sizes[property]
@@ -248,6 +277,7 @@ struct ObjectStore: Sendable {
     @inline(__always)
     private mutating func store(_ change: Resolved) {
         if !elementPositions.isEmpty { elementPositions[change.property] = nil }
+        journal?.replaced(definition.properties[change.property].name)
         values[change.property] = change.newValue
         versions[change.property] = sequence
         totalBytes += change.size - sizes[change.property]

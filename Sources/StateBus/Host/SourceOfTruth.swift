@@ -69,6 +69,13 @@ final class SourceOfTruth: Sendable {
         return inner.withLock { body($0.stores[index]) }
     }
 
+    /// Runs `body` on the store of the object of that name under the lock, for what it keeps
+    /// beside the values (a follower's journal); the values change only through batches.
+    func withStoreFollowing<Result>(_ object: String, _ body: (inout ObjectStore) -> Result) -> Result? {
+        guard let index = index(of: object) else { return nil }
+        return inner.withLock { body(&$0.stores[index]) }
+    }
+
     /// Validates and applies one batch; queues it for publication.
     /// - Parameter whenDurable: queued with the batch, under the same lock, so the group
     ///   commit that takes the batch also answers it.

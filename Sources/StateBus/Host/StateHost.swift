@@ -169,6 +169,25 @@ public final class StateHost: Sendable {
         return result.sequence
     }
 
+    /// Starts keeping an object's changes for one follower (the host's model's bus): element
+    /// edits to repeat, and which properties changed any other way (``takeFollowed(_:whole:)``).
+    /// - Returns: the object's values now, the follower's starting point.
+    func follow(_ object: String) -> [String: Value] {
+        state.withStoreFollowing(object) { $0.follow() } ?? [:]
+    }
+
+    /// What changed in an object since ``follow(_:)`` or the last call, read under one lock:
+    /// element edits to repeat, and the values of the properties that changed any other way
+    /// or are in `whole`.
+    func takeFollowed(_ object: String, whole: Set<String>) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
+        state.withStoreFollowing(object) { $0.takeFollowed(whole: whole) } ?? ([:], [:])
+    }
+
+    /// Notes that the follower changed these properties itself (it holds them already).
+    func followerChanged(_ properties: some Sequence<String>, of object: String) {
+        _ = state.withStoreFollowing(object) { $0.followerChanged(properties) }
+    }
+
     /// Fault injection for tests: the next `count` update publications are not sent, as if
     /// lost on the wire, so views must detect the gap and resynchronise.
     @_spi(Testing)

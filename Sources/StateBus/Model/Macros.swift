@@ -29,7 +29,8 @@
 /// - Parameter name: the object's name on the bus (default: the type's name).
 @attached(
     member, names: named(init), named(_$observationRegistrar), named(_$bus), named(access), named(withMutation), named(objectName),
-    named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply), named(_$perform))
+    named(objectDefinition), named(_$propertyName), named(_$values), named(_$apply), named(_$repeatElementEdits),
+    named(_$perform))
 @attached(memberAttribute)
 @attached(extension, conformances: SharedModel, Observable)
 public macro SharedModel(_ name: String? = nil) = #externalMacro(module: "StateBusMacros", type: "SharedModelMacro")

@@ -18,6 +18,7 @@ public final class ModelBus: Observable {
     /// The last value of each property known to agree with the source of truth.
     private var synced: [String: Value] = [:]
     private var apply: (([String: Value]) -> Set<String>)?
+    private var repeatEdits: ((String, [ElementEdit]) -> Bool)?
     private var committed: ((Set<String>) -> Void)?
     private var observers: [Task<Void, Never>] = []
     private let registrar = ObservationRegistrar()
@@ -71,16 +72,18 @@ public final class ModelBus: Observable {
         let object = Model.objectName
         link = .host(host, object: object)
         apply = { [weak model] values in model?._$apply(values) ?? [] }
+        repeatEdits = { [weak model] property, edits in model?._$repeatElementEdits(property, edits) ?? false }
         committed = { [weak model] names in model?.didCommit(names) }
         synced = model._$values()
-        pull(Set(host.values(of: object)?.keys ?? [:].keys))
+        // From here on the host keeps what changed for this bus (``pullFollowed(taking:)``).
+        applyWhole(host.follow(object))
         let changes = host.changes(of: object).makeAsyncIterator()
         observers.append(
             Task { [weak self] in
                 var changes = changes
-                while let names = await changes.next() {
+                while await changes.next() != nil {
                     guard let self else { return }
-                    self.pull(names)
+                    self.pullFollowed()
                 }
             })
     }
@@ -88,18 +91,20 @@ public final class ModelBus: Observable {
     func attach<Model: SharedModel>(_ model: Model, to replica: Replica) {
         link = .replica(replica)
         apply = { [weak model] values in model?._$apply(values) ?? [] }
+        repeatEdits = { [weak model] property, edits in model?._$repeatElementEdits(property, edits) ?? false }
         committed = nil
         let changes = replica.changes.makeAsyncIterator()
         let connection = replica.connectionChanges.makeAsyncIterator()
         synced = [:]
-        pull(Set(replica.values.keys))
+        // From here on the replica keeps what changed for this bus (``pullFollowed(taking:)``).
+        applyWhole(replica.follow())
         setState(replica.connectionState)
         observers.append(
             Task { [weak self] in
                 var changes = changes
-                while let names = await changes.next() {
+                while await changes.next() != nil {
                     guard let self else { return }
-                    self.pull(names)
+                    self.pullFollowed()
                 }
             })
         observers.append(
@@ -121,17 +126,44 @@ public final class ModelBus: Observable {
         link = .detached
     }
 
-    /// Brings changed properties from the source of truth into the model.
-    private func pull(_ names: Set<String>) {
-        let current: [String: Value]
-        switch link {
-        case .detached: return
-        case .host(let host, let object): current = host.values(of: object) ?? [:]
-        case .replica(let replica): current = replica.values
-        }
+    /// Brings what changed at the host or replica into the model: element edits repeated on
+    /// the property (one element decoded, for a large keyed collection), other changes as
+    /// whole values. An edit the property cannot repeat makes it take its whole value, asked
+    /// for in a second round so that it fits the edits taken after it.
+    /// - Parameter names: properties taken whole in any case.
+    private func pullFollowed(taking names: Set<String> = []) {
+        var whole = names
+        repeat {
+            let (edits, values): ([String: [ElementEdit]], [String: Value])
+            switch link {
+            case .detached: return
+            case .host(let host, let object): (edits, values) = host.takeFollowed(object, whole: whole)
+            case .replica(let replica): (edits, values) = replica.takeFollowed(whole: whole)
+            }
+            whole = []
+            applyWhole(values)
+            for (name, propertyEdits) in edits where !repeatElementEdits(propertyEdits, of: name) {
+                whole.insert(name)
+            }
+        } while !whole.isEmpty
+    }
+
+    /// Repeats a property's element edits on its last synced value and on the model.
+    /// - Returns: `false` when either could not: the property then has no synced value, so
+    ///   its whole value applies next.
+    private func repeatElementEdits(_ edits: [ElementEdit], of name: String) -> Bool {
+        // Taken out of `synced`, the list has one holder and changes where it is.
+        guard var value = synced.removeValue(forKey: name), let repeatEdits else { return false }
+        for edit in edits where !value.applyElementEdit(edit) { return false }
+        guard repeatEdits(name, edits) else { return false }
+        synced[name] = value
+        return true
+    }
+
+    /// Applies the values that differ from the last synced ones to the model.
+    private func applyWhole(_ current: [String: Value]) {
         var changed: [String: Value] = [:]
-        for name in names {
-            guard let value = current[name], value != synced[name] else { continue }
+        for (name, value) in current where value != synced[name] {
             synced[name] = value
             changed[name] = value
         }
@@ -174,7 +206,7 @@ public final class ModelBus: Observable {
         let result = try await replica.call(action, arguments: arguments)
         // The replica holds the action's changes; bring them into the model before
         // returning, so the caller reads them at once.
-        pull(Set(replica.values.keys))
+        pullFollowed()
         return result
     }
 
@@ -224,6 +256,9 @@ public final class ModelBus: Observable {
         case .host(let host, let object):
             do {
                 try host.apply(changes, to: object)
+                // The model holds the change already: the bus takes the property whole next
+                // time (equal to `synced`, so not decoded), not the edits it made itself.
+                host.followerChanged([property], of: object)
                 committed?([property])
             } catch {
                 setLastWriteError(error)
@@ -246,7 +281,7 @@ public final class ModelBus: Observable {
                 self.setLastWriteError(error)
                 // A write the replica's full queue refused never showed there, so nothing
                 // rolls it back on its own: take the replica's value back into the model.
-                if error.code == .overloaded { self.pull(Set(changes.map(\.property))) }
+                if error.code == .overloaded { self.pullFollowed(taking: Set(changes.map(\.property))) }
             } catch {}
         }
     }

@@ -14,6 +14,9 @@ public protocol SharedModel: AnyObject, Observable {
     func _$values() -> [String: Value]
     /// Applies values from the other side; returns the names applied.
     func _$apply(_ values: [String: Value]) -> Set<String>
+    /// Repeats a replica's element edits of one property (a large keyed collection changes
+    /// one element at a time); `false` when the property cannot, and takes its whole value.
+    func _$repeatElementEdits(_ property: String, _ edits: [ElementEdit]) -> Bool
     /// Runs an action (``Action()``) on the host: decodes the arguments, calls the method,
     /// encodes its result.
     func _$perform(_ action: String, _ arguments: [Value]) async throws -> Value
@@ -28,6 +31,9 @@ public protocol SharedModel: AnyObject, Observable {
 extension SharedModel {
     /// Does nothing by default.
     public func didCommit(_ properties: Set<String>) {}
+
+    /// Repeats nothing by default: a model written without the macro takes whole values.
+    public func _$repeatElementEdits(_ property: String, _ edits: [ElementEdit]) -> Bool { false }
 
     /// The bus link of this model: connection state, the last rejected write, retry.
     public var connection: ModelBus { _$bus }

@@ -117,7 +117,7 @@ struct ObjectCopy {
                 if change.replacesWholeValue {
                     values[change.property] = change.value
                 } else if values[change.property].applyElementOperation(
-                    change.operation, change.value, at: change.path, position: change.position, positions: &positions)
+                    change.operation, change.value, at: change.path, position: change.position, positions: &positions) != nil
                 {
                     // An element found through the positions and changed where it is: the
                     // cost of a change to one element of a large collection is the element's.

@@ -132,6 +132,19 @@ public final class Replica: Sendable {
     /// Every property's visible value: the host's, with this view's pending writes on top.
     public var values: [String: Value] { shared.inner.withLock { $0.state.visible } }
 
+    /// Starts keeping, for one follower (a model's bus), the element edits and other changes
+    /// of the visible values (``takeFollowed()``).
+    /// - Returns: every property's visible value now, the follower's starting point.
+    func follow() -> [String: Value] { shared.inner.withLock { $0.state.follow() } }
+
+    /// What changed since ``follow()`` or the last call: element edits to repeat, and the
+    /// visible values of the properties that changed any other way, or are in `whole` (the
+    /// follower could not repeat their edits). Both are read under one lock, so they fit
+    /// together.
+    func takeFollowed(whole: Set<String> = []) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
+        shared.inner.withLock { $0.state.takeFollowed(whole: whole) }
+    }
+
     /// One property's visible value, or `nil` before the snapshot or for an unknown name.
     public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visibleValue(of: property) } }
 

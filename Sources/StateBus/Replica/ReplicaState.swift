@@ -50,6 +50,8 @@ struct ReplicaState: Sendable {
     /// and only while they are pending (`nil`: it shows nothing). Every other property shows
     /// its confirmed value, so the replica keeps one copy of the object's values, not two.
     private var overlay: [String: Value?] = [:]
+    /// The shown values' changes, for a follower to repeat, while one follows (``follow()``).
+    private var journal: ElementJournal?
 
     private(set) var sequence: UInt64 = 0
     private(set) var epoch: UInt64 = 0
@@ -108,6 +110,36 @@ struct ReplicaState: Sendable {
         return versions[index]
     }
 
+    // MARK: A follower
+
+    /// Starts keeping the shown values' changes for a follower (a model's bus), from now.
+    /// - Returns: the shown values now: the follower's starting point.
+    mutating func follow() -> [String: Value] {
+        journal = ElementJournal()
+        return visible
+    }
+
+    /// What changed since ``follow()`` or the last call: the element edits to repeat, and the
+    /// shown values of the properties that changed any other way (absent: no longer shown).
+    /// - Parameter whole: properties the follower could not repeat edits on: their shown
+    ///   values come whole too, and none of their edits.
+    mutating func takeFollowed(whole: Set<String> = []) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
+        guard var taken = journal?.take() else { return ([:], [:]) }
+        taken.replaced.formUnion(whole)
+        var values: [String: Value] = [:]
+        for name in taken.replaced {
+            taken.edits[name] = nil
+            if let value = visibleValue(of: name) { values[name] = value }
+        }
+        return (taken.edits, values)
+    }
+
+    /// Notes for the follower that `names` changed some way other than an element edit.
+    private mutating func noted(_ names: Set<String>) -> Set<String> {
+        journal?.replaced(names)
+        return names
+    }
+
     /// Whether no pending write shows: the host's updates then apply straight to the arrays
     /// (``applyPlain(_:sequence:tracker:)``).
     var isPlain: Bool { pending.isEmpty && overlay.isEmpty }
@@ -135,7 +167,7 @@ struct ReplicaState: Sendable {
         write.bytes = bytes
         pending.append(write)
         queuedBytes += bytes
-        return recompute(Set(changes.map(\.property)))
+        return noted(recompute(Set(changes.map(\.property))))
     }
 
     /// Forgets the pending write at `index`, keeping the counters in step.
@@ -164,7 +196,7 @@ struct ReplicaState: Sendable {
             }
         }
         guard !expired.isEmpty else { return ([], []) }
-        return (expired, recompute(touched))
+        return (expired, noted(recompute(touched)))
     }
 
     // MARK: The host's state
@@ -196,7 +228,10 @@ struct ReplicaState: Sendable {
         let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
         if pending.isEmpty && overlay.isEmpty {
             // Nothing of the view's own on top: what changed is what the snapshot changed.
-            if first { return .all }
+            if first {
+                _ = noted(Set(layout.names))
+                return .all
+            }
             var changed = Set<String>()
             if previousLayout == layout {
                 for index in confirmed.indices where previous[index] != confirmed[index] { changed.insert(layout.names[index]) }
@@ -205,14 +240,14 @@ struct ReplicaState: Sendable {
                 for (index, name) in layout.names.enumerated() where before[name] != confirmed[index] { changed.insert(name) }
                 for name in previousLayout.names where self.layout.index(of: name) == nil { changed.insert(name) }
             }
-            return .some(changed)
+            return .some(noted(changed))
         }
         var touched = Set(previousLayout.names).union(layout.names).union(confirmedWrites).union(overlay.keys)
         touched.formUnion(pending.flatMap(\.properties))
         let before = Dictionary(zip(previousLayout.names, previous), uniquingKeysWith: { first, _ in first })
         var shownBefore: [String: Value?] = [:]
         for property in touched { shownBefore[property] = overlay[property] ?? before[property] }
-        return .some(recompute(touched, shownBefore: shownBefore))
+        return .some(noted(recompute(touched, shownBefore: shownBefore)))
     }
 
     /// Applies one change of a batch while no pending write shows (``isPlain``): straight
@@ -231,13 +266,14 @@ struct ReplicaState: Sendable {
             // them; a failed change leaves the list, and so its positions, as they were.
             var positions = elementPositions.removeValue(forKey: index)
             if elementOperation,
-                confirmed[index].applyElementOperation(
+                let edit = confirmed[index].applyElementOperation(
                     change.operation, change.value, at: change.path, position: change.position, positions: &positions)
             {
                 // Found through the positions and changed where it is: the cost of a change
                 // to one element of a large collection is the element's, not the collection's.
                 elementPositions[index] = positions
                 tracker?.insert(index)
+                journal?.record(edit, of: layout.names[index])
                 return true
             }
             guard let updated = try? confirmed[index].applying(change.operation, change.value, at: change.path, position: change.position) else {
@@ -253,9 +289,11 @@ struct ReplicaState: Sendable {
                 confirmed[index] = updated
                 tracker!.insert(index)
             }
+            journal?.replaced(layout.names[index])
             return true
         }
         if !elementPositions.isEmpty { elementPositions[index] = nil }
+        journal?.replaced(layout.names[index])
         if tracker != nil {
             if confirmed[index] != change.value {
                 confirmed[index] = change.value
@@ -300,7 +338,7 @@ struct ReplicaState: Sendable {
         }
         self.sequence = sequence
         touched.formUnion(removeConfirmedWrites(upTo: sequence, origin: origin == myViewID ? origin : nil, writeID: writeID))
-        changed.formUnion(recompute(touched, shownBefore: shownBefore))
+        changed.formUnion(noted(recompute(touched, shownBefore: shownBefore)))
         return true
     }
 
@@ -309,7 +347,7 @@ struct ReplicaState: Sendable {
         guard let index = indexOfPending(writeID) else { return [] }
         if sequence <= self.sequence {
             // The echo is already applied: the confirmed state holds the write.
-            return recompute(forgetPending(at: index).properties)
+            return noted(recompute(forgetPending(at: index).properties))
         }
         if pending[index].inFlight { inFlight -= 1 }
         pending[index].acceptedSequence = sequence
@@ -323,7 +361,7 @@ struct ReplicaState: Sendable {
     /// The host rejected a write: it disappears and the view shows the host's value again.
     mutating func reject(writeID: UInt64) -> Set<String> {
         guard let index = indexOfPending(writeID) else { return [] }
-        return recompute(forgetPending(at: index).properties)
+        return noted(recompute(forgetPending(at: index).properties))
     }
 
     // MARK: Sending

@@ -39,37 +39,38 @@ extension Value {
     ///   the positions of the changed list, or `nil` when an insert, remove or move shifted
     ///   elements (found again with one walk, when next needed). Keep them in one place
     ///   only: a second holder makes an insert copy them.
-    /// - Returns: `false` when the operation is not one of those or would fail (an id that is
-    ///   not there, an inserted id that is, a path inside the element that leads nowhere):
-    ///   the list did not change, and `positions` are still its positions (or `nil`). Apply
-    ///   it with ``applying(_:_:at:position:)``, which throws the reason, and drop
-    ///   `positions` if that changes the list.
+    /// - Returns: what changed, and where (for a holder of the list as another type to repeat
+    ///   it); `nil` when the operation is not one of those or would fail (an id that is not
+    ///   there, an inserted id that is, a path inside the element that leads nowhere): the
+    ///   list did not change, and `positions` are still its positions (or `nil`). Apply it
+    ///   with ``applying(_:_:at:position:)``, which throws the reason, and drop `positions`
+    ///   if that changes the list.
     public mutating func applyElementOperation(
         _ operation: ElementOperation, _ value: Value, at path: ValuePath, position: Int, positions: inout ElementPositions?
-    ) -> Bool {
-        guard case .list(var items) = self else { return false }
+    ) -> ElementEdit? {
+        guard case .list(var items) = self else { return nil }
         let components = path.components
         switch operation {
         case .replace:
-            guard case .id(let id)? = components.first else { return false }
+            guard case .id(let id)? = components.first else { return nil }
             let found = positions ?? ElementPositions(of: items)
-            guard let index = found.position(of: id), index < items.count, items[index].elementID == id else { return false }
+            guard let index = found.position(of: id), index < items.count, items[index].elementID == id else { return nil }
             let rest = ValuePath(Array(components.dropFirst()))
-            guard let updated = try? items[index].setting(value, at: rest), updated.elementID == id else { return false }
+            guard let updated = try? items[index].setting(value, at: rest), updated.elementID == id else { return nil }
             // `items` is now the list's only holder (unless a reader holds a copy), so the
             // element is replaced in place.
             self = .null
             items[index] = updated
             self = .list(items)
             positions = found
-            return true
+            return .replaced(index: index, element: updated)
         case .insert:
-            guard components.isEmpty else { return false }
+            guard components.isEmpty else { return nil }
             let id = value.elementID
             if let id {
                 // Found here, they are this list's positions whether or not the insert goes.
                 if positions == nil { positions = ElementPositions(of: items) }
-                guard positions?.position(of: id) == nil else { return false }
+                guard positions?.position(of: id) == nil else { return nil }
             }
             let index = Swift.min(Swift.max(0, position), items.count)
             self = .null
@@ -81,17 +82,24 @@ extension Value {
             } else if let id {
                 positions?.appended(id, at: index)
             }
-            return true
+            return .inserted(index: index, element: value)
         case .remove, .move:
-            guard components.count == 1, case .id(let id) = components[0] else { return false }
+            guard components.count == 1, case .id(let id) = components[0] else { return nil }
             let found = positions ?? ElementPositions(of: items)
-            guard let index = found.position(of: id), index < items.count, items[index].elementID == id else { return false }
+            guard let index = found.position(of: id), index < items.count, items[index].elementID == id else { return nil }
             self = .null
             let element = items.remove(at: index)
-            if operation == .move { items.insert(element, at: Swift.min(Swift.max(0, position), items.count)) }
+            let edit: ElementEdit
+            if operation == .move {
+                let destination = Swift.min(Swift.max(0, position), items.count)
+                items.insert(element, at: destination)
+                edit = .moved(from: index, to: destination)
+            } else {
+                edit = .removed(index: index)
+            }
             self = .list(items)
             positions = nil
-            return true
+            return edit
         }
     }
 }

@@ -1,0 +1,238 @@
+import Foundation
+import IdentifiedCollections
+import PropertyBased
+import StateBusWire
+import Synchronization
+import Testing
+
+@testable import StateBus
+
+/// How many `CountedChore`s were decoded in this process: a model that decodes a whole
+/// collection for a one-element change decodes every element.
+let choreDecodes = Atomic<Int>(0)
+
+/// An element that counts its decodes.
+struct CountedChore: Codable, Identifiable, Equatable, Sendable {
+    var id: Int
+    var title: String
+    var done = false
+
+    init(id: Int, title: String, done: Bool = false) {
+        self.id = id
+        self.title = title
+        self.done = done
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int.self, forKey: .id)
+        title = try container.decode(String.self, forKey: .title)
+        done = try container.decode(Bool.self, forKey: .done)
+        choreDecodes.add(1, ordering: .relaxed)
+    }
+}
+
+/// The same element for a host that must not count.
+struct UncountedChore: Codable, Identifiable, Equatable, Sendable {
+    var id: Int
+    var title: String
+    var done = false
+}
+
+/// A keyed collection (`IdentifiedArray`) and a plain array of identified elements, both of
+/// which travel as keyed collections.
+@MainActor @SharedModel
+final class ChoreBoard {
+    var chores: IdentifiedArrayOf<CountedChore> = []
+    var plain: [CountedChore] = []
+    var note: String = ""
+}
+
+@MainActor
+@Suite("A view's model of a large collection: one element changed, one element decoded", .serialized)
+struct ModelCollectionTests {
+    private func serve(_ model: ChoreBoard) async throws -> StateHost {
+        let folder = Fixtures.temporaryFolder()
+        return try await StateHost(
+            serving: [model],
+            configuration: HostConfiguration(
+                name: "chores", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled))
+    }
+
+    private static func chores(_ count: Int) -> [CountedChore] {
+        (0..<count).map { CountedChore(id: $0, title: "chore \($0)") }
+    }
+
+    @Test("a one-element change of a 2,000-item collection decodes one element at the view, not 2,000")
+    func oneElementDecoded() async throws {
+        // The host declares the object with an element type that does not count, so every
+        // decode counted is the view's.
+        let folder = Fixtures.temporaryFolder()
+        let uncounted = (0..<2_000).map { UncountedChore(id: $0, title: "chore \($0)") }
+        let host = try await StateHost(
+            objects: [
+                ObjectDefinition(
+                    "ChoreBoard",
+                    properties: [
+                        PropertyDefinition("chores", default: IdentifiedArray(uniqueElements: uncounted), writable: true),
+                        PropertyDefinition("plain", default: uncounted, writable: true),
+                        PropertyDefinition("note", default: "", writable: true)
+                    ])
+            ],
+            configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        defer { host.stop() }
+        let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        defer { view.connection.detach() }
+        #expect(view.chores.count == 2_000 && view.plain.count == 2_000)
+
+        let before = choreDecodes.load(ordering: .relaxed)
+        _ = try host.apply([PropertyChange("chores", .replace, at: [.id(.int(700)), "title"], element: "changed on the host")], to: "ChoreBoard")
+        _ = try host.apply(
+            [PropertyChange("plain", .insert, element: .map(["id": .int(5_000), "title": "appended", "done": .bool(false)]), position: 2_000)],
+            to: "ChoreBoard")
+        _ = try host.apply([PropertyChange("plain", .remove, at: [.id(.int(3))])], to: "ChoreBoard")
+        try await waitUntil("the view shows the three changes") {
+            view.chores[id: 700]?.title == "changed on the host" && view.plain.last?.title == "appended" && view.plain[3].id == 4
+        }
+        // Before the view repeated edits, it decoded both whole collections: 4,000 elements.
+        let decoded = choreDecodes.load(ordering: .relaxed) - before
+        #expect(decoded == 2, "decoded \(decoded) elements for three one-element changes")
+        let hostValues = try #require(host.values(of: "ChoreBoard"))
+        #expect(try ValueEncoder().encode(view.chores) == hostValues["chores"])
+        #expect(try ValueEncoder().encode(view.plain) == hostValues["plain"])
+
+        // A whole new value still reaches the model whole.
+        _ = try host.apply([PropertyChange("chores", to: try ValueEncoder().encode([UncountedChore(id: 1, title: "only")]))], to: "ChoreBoard")
+        try await waitUntil("the view shows the new list") { view.chores.map(\.title) == ["only"] }
+    }
+
+    @Test("the host's model takes a view's one-element change of a 2,000-item collection by decoding one element")
+    func hostModelDecodesOneElement() async throws {
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(2_000))
+        let host = try await serve(truth)
+        defer { host.stop() }
+        // A view that writes values, so that it decodes nothing itself.
+        let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
+        defer { writer.close() }
+        try await writer.waitUntilLive()
+
+        let before = choreDecodes.load(ordering: .relaxed)
+        _ = try await writer.write([PropertyChange("chores", .replace, at: [.id(.int(700)), "done"], element: true)]).accepted()
+        _ = try await writer.write([PropertyChange("chores", .remove, at: [.id(.int(3))])]).accepted()
+        try await waitUntil("the host's model shows both changes") { truth.chores[id: 700]?.done == true && truth.chores[id: 3] == nil }
+        // One decode where the host checks the changed element, one where its model takes
+        // it; before, the model decoded the whole collection for each change.
+        let decoded = choreDecodes.load(ordering: .relaxed) - before
+        #expect(decoded == 2, "decoded \(decoded) elements for two one-element changes")
+        #expect(try ValueEncoder().encode(truth.chores) == host.value(of: "chores", in: "ChoreBoard"))
+
+        // The host's own edit reaches the view and stays in the host's model as made.
+        truth.chores[id: 701]?.title = "changed on the host"
+        let edited = try ValueEncoder().encode(truth.chores)
+        try await writer.waitFor(timeout: .seconds(20), "the host's edit") { $0["chores"] == edited }
+        #expect(truth.chores[id: 701]?.title == "changed on the host" && truth.chores.count == 1_999)
+    }
+
+    @Test("random element changes from the host, another view and the view itself leave the view's model equal to the host's")
+    func randomChangesConverge() async throws {
+        var random = Xoshiro(seed: (2026, 0x9E37_79B9_7F4A_7C15, 11, 1))
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(40))
+        truth.plain = Self.chores(40)
+        let host = try await serve(truth)
+        defer { host.stop() }
+        let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        let other = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        defer {
+            view.connection.detach()
+            other.connection.detach()
+        }
+        // What every model must hold after each step: the steps are made one at a time, on
+        // whichever model, so each applies to the list all of them hold.
+        var expected = truth.chores
+        var expectedPlain = truth.plain
+        var nextID = 1_000
+        for step in 0..<150 {
+            // Who changes it: the host's model, another view's, or this view's own.
+            let editor = [truth, other, view][Int.random(in: 0..<3, using: &random)]
+            let count = expected.count
+            switch Int.random(in: 0..<6, using: &random) {
+            case 0 where count > 0:
+                let index = Int.random(in: 0..<count, using: &random)
+                expected[index].title = "edit \(step)"
+                editor.chores[index].title = "edit \(step)"
+            case 1 where count > 0:
+                let index = Int.random(in: 0..<count, using: &random)
+                expected[index].done.toggle()
+                editor.chores[index].done.toggle()
+            case 2:
+                nextID += 1
+                let position = Int.random(in: 0...count, using: &random)
+                expected.insert(CountedChore(id: nextID, title: "new \(step)"), at: position)
+                editor.chores.insert(CountedChore(id: nextID, title: "new \(step)"), at: position)
+            case 3 where count > 1:
+                let index = Int.random(in: 0..<count, using: &random)
+                expected.remove(at: index)
+                editor.chores.remove(at: index)
+            case 4 where count > 1:
+                let from = Int.random(in: 0..<count, using: &random)
+                let to = Int.random(in: 0...count, using: &random)
+                expected.move(fromOffsets: [from], toOffset: to)
+                editor.chores.move(fromOffsets: [from], toOffset: to)
+            default:
+                if !expectedPlain.isEmpty, Bool.random(using: &random) {
+                    let index = Int.random(in: 0..<expectedPlain.count, using: &random)
+                    expectedPlain[index].title = "plain \(step)"
+                    editor.plain[index].title = "plain \(step)"
+                } else {
+                    nextID += 1
+                    expectedPlain.append(CountedChore(id: nextID, title: "plain new \(step)"))
+                    editor.plain.append(CountedChore(id: nextID, title: "plain new \(step)"))
+                }
+            }
+            try await waitUntil("step \(step): every model holding the step's result") {
+                [truth, view, other].allSatisfy { $0.chores == expected && $0.plain == expectedPlain }
+            }
+        }
+        #expect(host.values(of: "ChoreBoard")?["chores"] == (try ValueEncoder().encode(view.chores)))
+    }
+
+    @Test("a burst of element changes larger than the view's journal still ends equal to the host")
+    func burstBeyondTheJournal() async throws {
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(100))
+        let host = try await serve(truth)
+        defer { host.stop() }
+        let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        defer { view.connection.detach() }
+        // The main actor does not yield in this loop, so the view's model cannot follow
+        // until it ends: the replica keeps more edits than its journal holds.
+        let changes = ElementJournal.maxEdits + 500
+        for index in 0..<changes {
+            _ = try host.apply(
+                [PropertyChange("chores", .replace, at: [.id(.int(Int64(index % 100))), "title"], element: .string("burst \(index)"))],
+                to: "ChoreBoard")
+        }
+        let hostChores = try #require(host.values(of: "ChoreBoard")?["chores"])
+        try await waitUntil("the view after the burst") { (try? ValueEncoder().encode(view.chores)) == hostChores }
+        #expect(view.chores[id: (changes - 1) % 100]?.title == "burst \(changes - 1)")
+    }
+
+    @Test("the journal keeps edits up to its bounds, then only that the property changed")
+    func journalBounds() {
+        var journal = ElementJournal()
+        journal.record(.replaced(index: 0, element: "a"), of: "small")
+        journal.record(.removed(index: 3), of: "small")
+        for index in 0..<ElementJournal.maxEdits { journal.record(.removed(index: index), of: "many") }
+        journal.record(.inserted(index: 0, element: .string(String(repeating: "x", count: ElementJournal.maxBytes))), of: "large")
+        journal.replaced("note")
+        journal.record(.removed(index: 0), of: "note")
+        let taken = journal.take()
+        #expect(taken.edits["small"] == [.replaced(index: 0, element: "a"), .removed(index: 3)])
+        #expect(taken.edits["many"] == nil && taken.edits["large"] == nil && taken.edits["note"] == nil)
+        #expect(taken.replaced == ["many", "large", "note"])
+        let next = journal.take()
+        #expect(next.edits.isEmpty && next.replaced.isEmpty)
+    }
+}
