@@ -16,6 +16,18 @@ extension BenchRunner {
         } catch {
             report.check("collection.\(items)", false, "\(error)")
         }
+        var modelRate: Double?
+        var modelSingle: Double?
+        do {
+            let result = try await CollectionBench(items: items, updates: plan.collectionUpdates).runModel()
+            report.check(
+                "collection.model.\(items)", result.problem == nil,
+                result.problem ?? "a @SharedModel view followed every one-element change; its IdentifiedArray holds the host's collection")
+            modelRate = result.rate
+            modelSingle = result.singleNanoseconds
+        } catch {
+            report.check("collection.model.\(items)", false, "\(error)")
+        }
         let missing = outcome == nil ? "not available: the run failed (see checks)" : nil
         report.rows.append(
             BenchReport.Row(
@@ -32,7 +44,19 @@ extension BenchRunner {
         report.rows.append(
             BenchReport.Row(
                 "keyed collection: one-element changes/s at a view, \(items.formatted()) items", unit: "rate", statebus: outcome?.rate, raw: nil,
-                note: missing ?? "no raw equivalent"))
+                note: missing ?? "a Replica's values; no raw equivalent"))
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: one-element changes/s at a @SharedModel view, \(items.formatted()) items", unit: "rate", statebus: modelRate,
+                raw: nil,
+                note: modelRate == nil
+                    ? "not available: the run failed (see checks)" : "the view's IdentifiedArray, one element decoded per change"))
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: one change until a @SharedModel view holds it, p50, \(items.formatted()) items", unit: "nanoseconds",
+                statebus: modelSingle, raw: nil,
+                note: modelSingle == nil
+                    ? "not available: the run failed (see checks)" : "200 changes one at a time, host and view in one process"))
         let proportional = outcome.map { $0.bytesPerUpdate * 100 < Double($0.collectionBytes) }
         report.goal(
             "one changed element of a \(items.formatted())-item collection costs bytes in the element's size, not the collection's (< 1%)",

@@ -67,6 +67,53 @@ struct CollectionBench {
             problem: same ? nil : "the view's collection differs from the host's after \(updates) changes")
     }
 
+    /// The same changes followed by a `@SharedModel` view (``CollectionModel``): how many
+    /// one-element changes per second reach the model's `IdentifiedArray`, from the first
+    /// change made to the model holding the last.
+    /// Then `single` changes one at a time, each made once the model holds the one before:
+    /// the time from a change to the model holding it, when nothing else is queued.
+    /// - Returns: the rate, the median time of a single change, and what went wrong when the
+    ///   model does not end with the host's collection.
+    @MainActor
+    func runModel(single: Int = 200) async throws -> (rate: Double, singleNanoseconds: Double, problem: String?) {
+        let folder = try ScratchFolder()
+        defer { folder.remove() }
+        let collection = IdentifiedArrayOf<Item>(uniqueElements: (0..<items).map { Item(id: $0, label: "item \($0)", value: 0) })
+        var configuration = HostConfiguration(name: "collection-model-bench", controlEndpoint: folder.endpoint("collection"))
+        configuration.limits = HostLimits(maxPropertyBytes: 256 << 20, maxObjectBytes: 256 << 20)
+        let host = try await StateHost(
+            objects: [ObjectDefinition("Collection", properties: [PropertyDefinition("items", default: collection)])], configuration: configuration)
+        defer { host.stop() }
+        let model = try await CollectionModel.replica(
+            controlEndpoint: host.controlEndpoint, configuration: ReplicaConfiguration(nodeName: "collection-model-view"), timeout: .seconds(300))
+        defer { model.connection.detach() }
+
+        let changing = ContinuousClock.now
+        var lastID = 0
+        for update in 1...updates {
+            lastID = (update &* 7_919) % items
+            _ = try host.apply([PropertyChange("items", at: [.id(.int(Int64(lastID))), "value"], to: .int(Int64(update)))], to: "Collection")
+        }
+        let finalID = lastID
+        try await model.waitUntil("the model to hold change \(updates)", timeout: .seconds(600)) { $0.items[id: finalID]?.value == updates }
+        let elapsed = changing.duration(to: .now)
+
+        var singles: [Double] = []
+        for change in 1...single {
+            let id = (change &* 104_729) % items
+            let value = updates + change
+            let started = ContinuousClock.now
+            _ = try host.apply([PropertyChange("items", at: [.id(.int(Int64(id))), "value"], to: .int(Int64(value)))], to: "Collection")
+            try await model.waitUntil("the model to hold single change \(change)", timeout: .seconds(60)) { $0.items[id: id]?.value == value }
+            singles.append(Self.nanoseconds(started.duration(to: .now)))
+        }
+        let same = try ValueEncoder().encode(model.items) == host.value(of: "items", in: "Collection")
+        return (
+            Double(updates) / (Self.nanoseconds(elapsed) / 1e9), singles.sorted()[singles.count / 2],
+            same ? nil : "the model's collection differs from the host's after \(updates + single) changes"
+        )
+    }
+
     static func nanoseconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
     }
