@@ -46,6 +46,21 @@ final class ChoreBoard {
     var chores: IdentifiedArrayOf<CountedChore> = []
     var plain: [CountedChore] = []
     var note: String = ""
+    @Local var commits: [Set<String>] = []
+
+    func didCommit(_ properties: Set<String>) {
+        commits.append(properties)
+    }
+}
+
+/// Waits without yielding the main actor, so that no model's bus takes what changed in the
+/// meantime, until `condition` holds or the deadline passes.
+@MainActor
+private func holdingTheMainActor(until what: String, timeout: Duration = .seconds(20), _ condition: () -> Bool) throws {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw StateBusError(.timeout, "timed out waiting for \(what)") }
+    }
 }
 
 @MainActor
@@ -126,6 +141,8 @@ struct ModelCollectionTests {
         let decoded = choreDecodes.load(ordering: .relaxed) - before
         #expect(decoded == 2, "decoded \(decoded) elements for two one-element changes")
         #expect(try ValueEncoder().encode(truth.chores) == host.value(of: "chores", in: "ChoreBoard"))
+        // The post-commit hook hears of changes repeated as edits too.
+        #expect(truth.commits.contains(["chores"]), "\(truth.commits)")
 
         // The host's own edit reaches the view and stays in the host's model as made.
         truth.chores[id: 701]?.title = "changed on the host"
@@ -198,25 +215,84 @@ struct ModelCollectionTests {
         #expect(host.values(of: "ChoreBoard")?["chores"] == (try ValueEncoder().encode(view.chores)))
     }
 
-    @Test("a burst of element changes larger than the view's journal still ends equal to the host")
+    @Test("a view's model that removes an element another view removed first, before it heard, ends with the host's list")
+    func sameRemovalOnAView() async throws {
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(10))
+        let host = try await serve(truth)
+        defer { host.stop() }
+        let replica = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
+        try await replica.waitUntilLive()
+        let view = ChoreBoard()
+        view._$bus.attach(view, to: replica)
+        defer { view.connection.detach() }
+
+        // Removed at the host; the view's replica has it, its model not yet.
+        let sequence = try host.apply([PropertyChange("chores", .remove, at: [.id(.int(5))])], to: "ChoreBoard")
+        try holdingTheMainActor(until: "the view's replica to apply the removal") { replica.sequence >= sequence }
+        #expect(view.chores[id: 5] != nil)
+        view.chores.remove(id: 5)
+        // The host refuses the second removal; no other element may go with it.
+        try await replica.waitFor(timeout: .seconds(20), "the refusal") { $0.pendingWriteCount == 0 }
+        let expected = (0..<10).filter { $0 != 5 }
+        try await waitUntil("the view's model to hold the host's list") { view.chores.map(\.id) == expected }
+    }
+
+    @Test("the host's model that removes an element a view removed first, before it heard, ends with the host's list")
+    func sameRemovalOnTheHost() async throws {
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(10))
+        let host = try await serve(truth)
+        defer { host.stop() }
+        let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
+        defer { writer.close() }
+        try await writer.waitUntilLive()
+
+        // A view's removal, applied by the host; the host's model has not taken it yet.
+        let receipt = writer.write([PropertyChange("chores", .remove, at: [.id(.int(5))])])
+        try holdingTheMainActor(until: "the host to apply the view's removal") {
+            guard case .list(let items)? = host.value(of: "chores", in: "ChoreBoard") else { return false }
+            return items.count == 9
+        }
+        #expect(truth.chores[id: 5] != nil)
+        truth.chores.remove(id: 5)
+        #expect(truth.connection.lastWriteError != nil)  // the host refused it: no such id any more
+        _ = try await receipt.accepted()
+        let expected = (0..<10).filter { $0 != 5 }
+        _ = try host.apply([PropertyChange("note", to: "a later change")], to: "ChoreBoard")
+        try await waitUntil("the host's model to take the later change") { truth.note == "a later change" }
+        #expect(truth.chores.map(\.id) == expected)
+    }
+
+    @Test("a burst of element changes larger than the view's journal: the model takes the list whole once, and ends equal to the host")
     func burstBeyondTheJournal() async throws {
         let truth = ChoreBoard()
         truth.chores = IdentifiedArray(uniqueElements: Self.chores(100))
         let host = try await serve(truth)
         defer { host.stop() }
-        let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        let replica = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
+        try await replica.waitUntilLive()
+        let view = ChoreBoard()
+        view._$bus.attach(view, to: replica)
         defer { view.connection.detach() }
-        // The main actor does not yield in this loop, so the view's model cannot follow
-        // until it ends: the replica keeps more edits than its journal holds.
+        // The replica applies more edits than its journal keeps before the model's bus, on
+        // the main actor held here, can take any.
         let changes = ElementJournal.maxEdits + 500
+        var sequence: UInt64 = 0
         for index in 0..<changes {
-            _ = try host.apply(
+            sequence = try host.apply(
                 [PropertyChange("chores", .replace, at: [.id(.int(Int64(index % 100))), "title"], element: .string("burst \(index)"))],
                 to: "ChoreBoard")
         }
+        try holdingTheMainActor(until: "the view's replica to apply the burst") { replica.sequence >= sequence }
+        let before = choreDecodes.load(ordering: .relaxed)
         let hostChores = try #require(host.values(of: "ChoreBoard")?["chores"])
         try await waitUntil("the view after the burst") { (try? ValueEncoder().encode(view.chores)) == hostChores }
         #expect(view.chores[id: (changes - 1) % 100]?.title == "burst \(changes - 1)")
+        // Taken whole (100 elements decoded, and the host's model's 100), not edit by edit
+        // (one element decoded per change).
+        let decoded = choreDecodes.load(ordering: .relaxed) - before
+        #expect((100..<changes).contains(decoded), "decoded \(decoded) elements")
     }
 
     @Test("the journal keeps edits up to its bounds, then only that the property changed")

@@ -70,8 +70,12 @@ struct ObjectStore: Sendable {
         return (taken.edits, values)
     }
 
-    /// Notes that the follower changed these properties itself: it is given their values
-    /// whole, not the edits it already made.
+    /// Stops keeping the values' changes.
+    mutating func unfollow() { journal = nil }
+
+    /// Notes that the follower changed these properties itself, or tried to: it is given
+    /// their values whole, not the edits it already made (or edits made before to a list it
+    /// no longer holds).
     mutating func followerChanged(_ names: some Sequence<String>) {
         journal?.replaced(names)
     }

@@ -183,7 +183,13 @@ public final class StateHost: Sendable {
         state.withStoreFollowing(object) { $0.takeFollowed(whole: whole) } ?? ([:], [:])
     }
 
-    /// Notes that the follower changed these properties itself (it holds them already).
+    /// Stops keeping an object's changes for a follower (its bus detached).
+    func unfollow(_ object: String) {
+        _ = state.withStoreFollowing(object) { $0.unfollow() }
+    }
+
+    /// Notes that the follower changed these properties itself, or tried to (a write the
+    /// host refused): they are given whole next time.
     func followerChanged(_ properties: some Sequence<String>, of object: String) {
         _ = state.withStoreFollowing(object) { $0.followerChanged(properties) }
     }

@@ -38,15 +38,29 @@ public func _$repeatElementEdits<ID, Element: Decodable>(_ edits: [ElementEdit],
     return true
 }
 
-/// Repeats element edits on an `Array` whose elements have ids (a list of `Identifiable`
-/// structs travels as a keyed collection too).
+/// Repeats element edits on an `Array` whose elements have ids (a list of structs with an
+/// `id` travels as a keyed collection too).
 /// - Returns: `false` when an edit does not fit the array (an index outside it, an element
 ///   that does not decode): the model takes the property's whole value instead.
 public func _$repeatElementEdits<Element: Decodable>(_ edits: [ElementEdit], on array: inout [Element]) -> Bool {
+    repeatElementEdits(edits, on: &array) { _, _ in true }
+}
+
+/// ``_$repeatElementEdits(_:on:)`` for an `Array` of `Identifiable` elements: a replaced
+/// element must also keep its id.
+public func _$repeatElementEdits<Element: Decodable & Identifiable>(_ edits: [ElementEdit], on array: inout [Element]) -> Bool {
+    repeatElementEdits(edits, on: &array) { $0.id == $1.id }
+}
+
+private func repeatElementEdits<Element: Decodable>(
+    _ edits: [ElementEdit], on array: inout [Element], isSameElement: (Element, Element) -> Bool
+) -> Bool {
     for edit in edits {
         switch edit {
         case .replaced(let index, let value):
-            guard array.indices.contains(index), let element = try? ValueDecoder().decode(Element.self, from: value) else { return false }
+            guard array.indices.contains(index), let element = try? ValueDecoder().decode(Element.self, from: value),
+                isSameElement(element, array[index])
+            else { return false }
             array[index] = element
         case .inserted(let index, let value):
             guard (0...array.count).contains(index), let element = try? ValueDecoder().decode(Element.self, from: value) else { return false }

@@ -75,9 +75,10 @@ public final class ModelBus: Observable {
         repeatEdits = { [weak model] property, edits in model?._$repeatElementEdits(property, edits) ?? false }
         committed = { [weak model] names in model?.didCommit(names) }
         synced = model._$values()
+        // Subscribed first: a change right after the host starts keeping them wakes the bus.
+        let changes = host.changes(of: object).makeAsyncIterator()
         // From here on the host keeps what changed for this bus (``pullFollowed(taking:)``).
         applyWhole(host.follow(object))
-        let changes = host.changes(of: object).makeAsyncIterator()
         observers.append(
             Task { [weak self] in
                 var changes = changes
@@ -122,7 +123,13 @@ public final class ModelBus: Observable {
     public func detach() {
         for observer in observers { observer.cancel() }
         observers.removeAll()
-        if case .replica(let replica) = link { replica.close() }
+        switch link {
+        case .detached: break
+        case .host(let host, let object): host.unfollow(object)
+        case .replica(let replica):
+            replica.unfollow()
+            replica.close()
+        }
         link = .detached
     }
 
@@ -142,9 +149,11 @@ public final class ModelBus: Observable {
             }
             whole = []
             applyWhole(values)
-            for (name, propertyEdits) in edits where !repeatElementEdits(propertyEdits, of: name) {
-                whole.insert(name)
+            var repeated = Set<String>()
+            for (name, propertyEdits) in edits {
+                if repeatElementEdits(propertyEdits, of: name) { repeated.insert(name) } else { whole.insert(name) }
             }
+            if !repeated.isEmpty { committed?(repeated) }
         } while !whole.isEmpty
     }
 
@@ -169,6 +178,9 @@ public final class ModelBus: Observable {
         }
         guard !changed.isEmpty, let apply else { return }
         let applied = apply(changed)
+        // A value the model could not take (it logged why) is not what the model holds: no
+        // edit is repeated on it, and the next change brings the whole value again.
+        for name in changed.keys where !applied.contains(name) { synced[name] = nil }
         if !applied.isEmpty { committed?(applied) }
     }
 
@@ -254,17 +266,21 @@ public final class ModelBus: Observable {
         case .detached:
             return
         case .host(let host, let object):
+            // Taken whole next time, applied or refused: when applied the model holds it already
+            // (equal to `synced`, so not decoded), and the edits the bus would be given were
+            // made to a list it no longer holds.
+            defer { host.followerChanged([property], of: object) }
             do {
                 try host.apply(changes, to: object)
-                // The model holds the change already: the bus takes the property whole next
-                // time (equal to `synced`, so not decoded), not the edits it made itself.
-                host.followerChanged([property], of: object)
                 committed?([property])
             } catch {
                 setLastWriteError(error)
             }
         case .replica(let replica):
-            track(replica.write(changes), changes: changes)
+            let receipt = replica.write(changes)
+            // The same at the replica, also for a write it refused (its queue full).
+            replica.followerChanged([property])
+            track(receipt, changes: changes)
         }
     }
 

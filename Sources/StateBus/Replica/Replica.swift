@@ -145,6 +145,15 @@ public final class Replica: Sendable {
         shared.inner.withLock { $0.state.takeFollowed(whole: whole) }
     }
 
+    /// Notes that the follower changed these properties itself (a write it made, taken or
+    /// refused): ``takeFollowed(whole:)`` gives them whole next time.
+    func followerChanged(_ properties: some Sequence<String>) {
+        shared.inner.withLock { $0.state.followerChanged(properties) }
+    }
+
+    /// Stops keeping changes for the follower.
+    func unfollow() { shared.inner.withLock { $0.state.unfollow() } }
+
     /// One property's visible value, or `nil` before the snapshot or for an unknown name.
     public subscript(property: String) -> Value? { shared.inner.withLock { $0.state.visibleValue(of: property) } }
 

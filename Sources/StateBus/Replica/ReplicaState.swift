@@ -134,6 +134,15 @@ struct ReplicaState: Sendable {
         return (taken.edits, values)
     }
 
+    /// Stops keeping the shown values' changes.
+    mutating func unfollow() { journal = nil }
+
+    /// Notes that the follower changed these properties itself, or tried to: it is given
+    /// their shown values whole, not edits made before to a list it no longer holds.
+    mutating func followerChanged(_ names: some Sequence<String>) {
+        journal?.replaced(names)
+    }
+
     /// Notes for the follower that `names` changed some way other than an element edit.
     private mutating func noted(_ names: Set<String>) -> Set<String> {
         journal?.replaced(names)
@@ -167,7 +176,11 @@ struct ReplicaState: Sendable {
         write.bytes = bytes
         pending.append(write)
         queuedBytes += bytes
-        return noted(recompute(Set(changes.map(\.property))))
+        let written = Set(changes.map(\.property))
+        // Every written property, shown differently or not: the follower (the model that
+        // wrote it) holds its own value, not the edits that came before.
+        followerChanged(written)
+        return recompute(written)
     }
 
     /// Forgets the pending write at `index`, keeping the counters in step.

@@ -89,12 +89,17 @@ struct CollectionBench {
         defer { model.connection.detach() }
 
         let changing = ContinuousClock.now
-        var lastID = 0
-        for update in 1...updates {
-            lastID = (update &* 7_919) % items
-            _ = try host.apply([PropertyChange("items", at: [.id(.int(Int64(lastID))), "value"], to: .int(Int64(update)))], to: "Collection")
-        }
-        let finalID = lastID
+        // Made off the main actor, so that the model follows while they come, as a view's
+        // model follows a host in another process.
+        let (items, updates) = (self.items, self.updates)
+        let finalID = try await Task.detached {
+            var lastID = 0
+            for update in 1...updates {
+                lastID = (update &* 7_919) % items
+                _ = try host.apply([PropertyChange("items", at: [.id(.int(Int64(lastID))), "value"], to: .int(Int64(update)))], to: "Collection")
+            }
+            return lastID
+        }.value
         try await model.waitUntil("the model to hold change \(updates)", timeout: .seconds(600)) { $0.items[id: finalID]?.value == updates }
         let elapsed = changing.duration(to: .now)
 

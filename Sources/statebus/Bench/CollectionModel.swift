@@ -23,7 +23,7 @@ final class CollectionModel {
                     once.resume()
                 }
                 // Wakes at the deadline too, when nothing changes any more.
-                Task { @MainActor in
+                once.deadline = Task { @MainActor in
                     try? await Task.sleep(until: deadline)
                     once.resume()
                 }
@@ -32,13 +32,32 @@ final class CollectionModel {
     }
 }
 
-/// Resumes a continuation once, whichever of two wake-ups comes first.
+/// Resumes a continuation once, whichever of two wake-ups comes first, and cancels the
+/// deadline's task then.
 private final class OnceResume: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Void, Never>?>
+    private struct State {
+        var continuation: CheckedContinuation<Void, Never>?
+        var deadline: Task<Void, Never>?
+    }
+    private let state: Mutex<State>
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { self.continuation = Mutex(continuation) }
+    init(_ continuation: CheckedContinuation<Void, Never>) { state = Mutex(State(continuation: continuation)) }
+
+    /// The task that resumes at the deadline; cancelled when something else resumes first.
+    var deadline: Task<Void, Never>? {
+        get { state.withLock { $0.deadline } }
+        set {
+            let resumed = state.withLock { state -> Bool in
+                state.deadline = newValue
+                return state.continuation == nil
+            }
+            if resumed { newValue?.cancel() }
+        }
+    }
 
     func resume() {
-        continuation.withLock { $0.take() }?.resume()
+        let (continuation, deadline) = state.withLock { state in (state.continuation.take(), state.deadline.take()) }
+        deadline?.cancel()
+        continuation?.resume()
     }
 }
