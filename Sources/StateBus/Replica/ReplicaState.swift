@@ -242,7 +242,9 @@ struct ReplicaState: Sendable {
         if pending.isEmpty && overlay.isEmpty {
             // Nothing of the view's own on top: what changed is what the snapshot changed.
             if first {
-                _ = noted(Set(layout.names))
+                // No set of every name unless followed: a join of 100,000 properties would
+                // hold one for nothing.
+                journal?.replaced(layout.names)
                 return .all
             }
             var changed = Set<String>()
