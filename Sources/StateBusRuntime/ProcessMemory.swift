@@ -19,4 +19,15 @@ public struct ProcessMemory: Sendable, Codable, Hashable {
         guard let peak = field("VmHWM"), let resident = field("VmRSS") else { return nil }
         return ProcessMemory(peakBytes: peak, residentBytes: resident)
     }
+
+    /// Whether this process loaded the Swift runtime as a shared library (`libswiftCore.so`),
+    /// rather than having it linked in (`swift build --static-swift-stdlib`): a process that
+    /// loads the shared libraries, Foundation's among them, holds a few MiB more.
+    /// - Returns: `nil` when `/proc/self/maps` cannot be read.
+    public static var loadsSharedSwiftRuntime: Bool? {
+        // Read to the end: `String(contentsOfFile:)` stops after the first read of a /proc file.
+        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps"), let data = try? file.readToEnd() else { return nil }
+        try? file.close()
+        return String(decoding: data, as: UTF8.self).contains("/libswiftCore.so")
+    }
 }

@@ -148,7 +148,10 @@ struct BenchRunner {
         let count = memory.properties.formatted()
         let view = BenchReport.Row(
             "view peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.viewPeakBytes), raw: nil,
-            note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))",
+            note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))"
+                + (memory.viewLoadsSharedRuntime
+                    ? "; the Swift runtime and Foundation loaded as shared libraries (built without --static-swift-stdlib, which saves about 4.5 MiB)"
+                    : "; the Swift runtime linked in (--static-swift-stdlib)"),
             key: "memory.view.\(memory.properties)")
         let host = BenchReport.Row("host peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.hostPeakBytes), raw: nil)
         let state = BenchReport.Row("bytes of state held (names + 8-byte values)", unit: "bytes", statebus: Double(memory.stateBytes), raw: nil)

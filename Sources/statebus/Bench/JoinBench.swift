@@ -18,6 +18,9 @@ struct JoinBench {
         var complete: Bool
         var viewPeakBytes: Int
         var viewBaselineBytes: Int
+        /// The view loaded the Swift runtime and Foundation as shared libraries (a build
+        /// without `--static-swift-stdlib`).
+        var viewLoadsSharedRuntime: Bool
         var hostPeakBytes: Int
         /// Bytes of state held: names plus 8-byte values.
         var stateBytes: Int
@@ -50,6 +53,7 @@ struct JoinBench {
             complete: result.bool("ok"),
             viewPeakBytes: result.int("peak") ?? -1,
             viewBaselineBytes: result.int("baseline") ?? -1,
+            viewLoadsSharedRuntime: result.fields["shared"].map { $0 == "true" } ?? true,
             hostPeakBytes: memory.int("peak") ?? -1,
             stateBytes: ready.int("state") ?? HostWorker.stateBytes(properties: properties),
             problem: result.bool("ok") ? nil : "the view held \(count) of \(properties) properties"
