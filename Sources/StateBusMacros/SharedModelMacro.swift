@@ -234,10 +234,11 @@ public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
             """,
             """
             set {
+                let _$old = _\(raw: name)
                 withMutation(keyPath: \\.\(raw: name)) {
                     _\(raw: name) = newValue
                 }
-                _$bus.localChange(\(literal: name), newValue)
+                _$bus.localChange(\(literal: name), newValue, old: _$old)
             }
             """
         ]

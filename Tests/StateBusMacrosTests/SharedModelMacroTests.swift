@@ -53,7 +53,12 @@ struct SharedModelMacroTests {
         let code = squeeze(text)
         #expect(code.contains("private var _email: String"))
         #expect(code.contains("get { access(keyPath: \\.email) return _email }"))
-        #expect(code.contains("withMutation(keyPath: \\.email) { _email = newValue } _$bus.localChange(\"email\", newValue)"))
+        // The value before goes with the change: a keyed collection's edit is found by
+        // comparing elements instead of encoding the whole collection.
+        #expect(
+            code.contains(
+                "set { let _$old = _email withMutation(keyPath: \\.email) { _email = newValue } _$bus.localChange(\"email\", newValue, old: _$old) }"),
+            "\(code)")
         #expect(code.contains("@storageRestrictions(initializes: _isLoading)"))
         #expect(!code.contains("_draft"), "@Local properties stay plain")
         #expect(!code.contains("_id"), "let constants stay plain")

@@ -11,11 +11,19 @@ import Testing
 /// collection for a one-element change decodes every element.
 let choreDecodes = Atomic<Int>(0)
 
-/// An element that counts its decodes.
+/// How many `CountedChore`s were encoded in this process: a model that encodes a whole
+/// collection for its own one-element edit encodes every element.
+let choreEncodes = Atomic<Int>(0)
+
+/// An element that counts its decodes and encodes.
 struct CountedChore: Codable, Identifiable, Equatable, Sendable {
     var id: Int
     var title: String
     var done = false
+
+    private enum CodingKeys: String, CodingKey {
+        case id, title, done
+    }
 
     init(id: Int, title: String, done: Bool = false) {
         self.id = id
@@ -29,6 +37,14 @@ struct CountedChore: Codable, Identifiable, Equatable, Sendable {
         title = try container.decode(String.self, forKey: .title)
         done = try container.decode(Bool.self, forKey: .done)
         choreDecodes.add(1, ordering: .relaxed)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(title, forKey: .title)
+        try container.encode(done, forKey: .done)
+        choreEncodes.add(1, ordering: .relaxed)
     }
 }
 
@@ -149,6 +165,43 @@ struct ModelCollectionTests {
         let edited = try ValueEncoder().encode(truth.chores)
         try await writer.waitFor(timeout: .seconds(20), "the host's edit") { $0["chores"] == edited }
         #expect(truth.chores[id: 701]?.title == "changed on the host" && truth.chores.count == 1_999)
+    }
+
+    @Test("a view's own edit of one element of a 2,000-item collection encodes that element, and a sibling field edited elsewhere survives")
+    func ownElementEdit() async throws {
+        let folder = Fixtures.temporaryFolder()
+        let uncounted = (0..<2_000).map { UncountedChore(id: $0, title: "chore \($0)") }
+        let host = try await StateHost(
+            objects: [
+                ObjectDefinition(
+                    "ChoreBoard",
+                    properties: [
+                        PropertyDefinition("chores", default: IdentifiedArray(uniqueElements: uncounted), writable: true),
+                        PropertyDefinition("plain", default: [UncountedChore](), writable: true),
+                        PropertyDefinition("note", default: "", writable: true)
+                    ])
+            ],
+            configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        defer { host.stop() }
+        let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        let other = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
+        defer {
+            view.connection.detach()
+            other.connection.detach()
+        }
+
+        let before = choreEncodes.load(ordering: .relaxed)
+        view.chores[id: 7]?.title = "renamed here"
+        // The element before and after; before, the whole collection was encoded (2,000).
+        let encoded = choreEncodes.load(ordering: .relaxed) - before
+        #expect(encoded == 2, "encoded \(encoded) elements for one edit")
+        // Made before the other view heard of the rename: only the field it changed travels.
+        other.chores[id: 7]?.done = true
+        try await waitUntil("both views to hold both edits") {
+            [view, other].allSatisfy { $0.chores[id: 7]?.title == "renamed here" && $0.chores[id: 7]?.done == true }
+        }
+        let expected = try ValueEncoder().encode(view.chores)
+        try await waitUntil("the host to hold both edits") { host.value(of: "chores", in: "ChoreBoard") == expected }
     }
 
     @Test("random element changes from the host, another view and the view itself leave the view's model equal to the host's")

@@ -1,3 +1,4 @@
+import IdentifiedCollections
 import Logging
 import Observation
 import StateBusWire
@@ -262,6 +263,32 @@ public final class ModelBus: Observable {
         } else {
             changes = [PropertyChange(property, to: encoded)]
         }
+        send(changes, of: property)
+    }
+
+    /// ``localChange(_:_:)`` with the value before, from the setter `@SharedModel` generates.
+    public func localChange<T: Encodable>(_ property: String, _ newValue: T, old: T) {
+        localChange(property, newValue)
+    }
+
+    /// ``localChange(_:_:)`` for a keyed collection: an edit of some elements' contents (a
+    /// toggle, a rename) is found by comparing the elements and encodes only those, instead
+    /// of encoding and comparing the whole collection; any other edit goes that way.
+    public func localChange<ID: Encodable, Element: Encodable & Equatable>(
+        _ property: String, _ newValue: IdentifiedArray<ID, Element>, old: IdentifiedArray<ID, Element>
+    ) {
+        guard let writes = ElementWrites(of: property, from: old, to: newValue) else { return localChange(property, newValue) }
+        guard !writes.changes.isEmpty else { return }
+        // Taken out of `synced`, the list has one holder and changes where it is. When an edit
+        // does not fit it, the property has no synced value: the general way writes it whole.
+        guard var value = synced.removeValue(forKey: property) else { return localChange(property, newValue) }
+        for edit in writes.edits where !value.applyElementEdit(edit) { return localChange(property, newValue) }
+        synced[property] = value
+        send(writes.changes, of: property)
+    }
+
+    /// Sends a model's own changes of one property to the host or the replica.
+    private func send(_ changes: [PropertyChange], of property: String) {
         switch link {
         case .detached:
             return

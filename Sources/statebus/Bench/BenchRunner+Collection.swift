@@ -18,6 +18,7 @@ extension BenchRunner {
         }
         var modelRate: Double?
         var modelSingle: Double?
+        var modelSetter: Double?
         do {
             let result = try await CollectionBench(items: items, updates: plan.collectionUpdates).runModel()
             report.check(
@@ -25,6 +26,7 @@ extension BenchRunner {
                 result.problem ?? "a @SharedModel view followed every one-element change; its IdentifiedArray holds the host's collection")
             modelRate = result.rate
             modelSingle = result.singleNanoseconds
+            modelSetter = result.setterNanoseconds
         } catch {
             report.check("collection.model.\(items)", false, "\(error)")
         }
@@ -57,6 +59,13 @@ extension BenchRunner {
                 statebus: modelSingle, raw: nil,
                 note: modelSingle == nil
                     ? "not available: the run failed (see checks)" : "200 changes one at a time, host and view in one process"))
+        report.rows.append(
+            BenchReport.Row(
+                "keyed collection: a @SharedModel view's own one-element edit, time in the setter, p50, \(items.formatted()) items",
+                unit: "nanoseconds", statebus: modelSetter, raw: nil,
+                note: modelSetter == nil
+                    ? "not available: the run failed (see checks)"
+                    : "50 edits; the changed element is found by comparing elements, and only it is encoded"))
         let proportional = outcome.map { $0.bytesPerUpdate * 100 < Double($0.collectionBytes) }
         report.goal(
             "one changed element of a \(items.formatted())-item collection costs bytes in the element's size, not the collection's (< 1%)",
