@@ -180,7 +180,27 @@ struct ReplicaState: Sendable {
         // Every written property, shown differently or not: the follower (the model that
         // wrote it) holds its own value, not the edits that came before.
         followerChanged(written)
-        return recompute(written)
+        var changed = Set<String>()
+        for property in written {
+            // Shown with the earlier pending writes on top already: this one goes on top of
+            // that, instead of all of them again on the confirmed value (a burst of edits to
+            // a large list would walk and copy it once per pending write, for each write).
+            guard case .some(.some(let shown)) = overlay[property] else {
+                changed.formUnion(recompute([property]))
+                continue
+            }
+            var value: Value? = shown
+            for change in changes where change.property == property {
+                if change.replacesWholeValue {
+                    value = change.value
+                } else if let current = value, let updated = try? change.applied(to: current) {
+                    value = updated
+                }
+            }
+            overlay[property] = .some(value)
+            if value != shown { changed.insert(property) }
+        }
+        return changed
     }
 
     /// Forgets the pending write at `index`, keeping the counters in step.
