@@ -8,10 +8,10 @@ import Testing
 @Suite("statebus bench checks what it measures")
 struct BenchTests {
     /// Runs the tiny configuration and returns its JSON report and exit status.
-    func runTinyBench() throws -> (report: [String: Any], status: Int32, output: [String]) {
+    func runTinyBench() async throws -> (report: [String: Any], status: Int32, output: [String]) {
         let bench = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["bench", "--tiny", "--json"], name: "bench")
         defer { bench.terminate() }
-        let status = try bench.waitForExit(timeout: .seconds(400))
+        let status = try await onOwnThread { try bench.waitForExit(timeout: .seconds(400)) }
         let output = bench.output
         // Standard error (a debug build's warning) shares the pipe: the document starts at
         // the first line that opens it.
@@ -22,8 +22,8 @@ struct BenchTests {
     }
 
     @Test("every view gets every update in order, every write is acknowledged and echoed, joins are complete")
-    func tinyBenchPassesItsChecks() throws {
-        let (report, status, output) = try runTinyBench()
+    func tinyBenchPassesItsChecks() async throws {
+        let (report, status, output) = try await runTinyBench()
         let checks = try #require(report["checks"] as? [[String: Any]])
         let byName = Dictionary(checks.map { ($0["name"] as? String ?? "", $0) }, uniquingKeysWith: { first, _ in first })
         var expected = [

@@ -1,0 +1,10 @@
+import Foundation
+
+/// Runs blocking work (a wait for a process to exit) on a thread of its own, off the few
+/// threads that run every test's async code: on two cores there are two, and two tests that
+/// block them at once stall all the others (calls then time out, heartbeats go missing).
+func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
