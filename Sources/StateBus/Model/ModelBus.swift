@@ -79,7 +79,8 @@ public final class ModelBus: Observable {
         // Subscribed first: a change right after the host starts keeping them wakes the bus.
         let changes = host.changes(of: object).makeAsyncIterator()
         // From here on the host keeps what changed for this bus (``pullFollowed(taking:)``).
-        applyWhole(host.follow(object))
+        let taken = applyWhole(host.follow(object))
+        if !taken.isEmpty { committed?(taken) }
         observers.append(
             Task { [weak self] in
                 var changes = changes
@@ -99,7 +100,8 @@ public final class ModelBus: Observable {
         let connection = replica.connectionChanges.makeAsyncIterator()
         synced = [:]
         // From here on the replica keeps what changed for this bus (``pullFollowed(taking:)``).
-        applyWhole(replica.follow())
+        // No post-commit hook on a view.
+        _ = applyWhole(replica.follow())
         setState(replica.connectionState)
         observers.append(
             Task { [weak self] in
@@ -139,8 +141,13 @@ public final class ModelBus: Observable {
     /// whole values. An edit the property cannot repeat makes it take its whole value, asked
     /// for in a second round so that it fits the edits taken after it.
     /// - Parameter names: properties taken whole in any case.
+    ///
+    /// The host's model hears ``SharedModel/didCommit(_:)`` once, after every edit and value
+    /// of the pull is in the model: a hook that reads a property sees all of what changed.
     private func pullFollowed(taking names: Set<String> = []) {
         var whole = names
+        var changed = Set<String>()
+        defer { if !changed.isEmpty { committed?(changed) } }
         repeat {
             let (edits, values): ([String: [ElementEdit]], [String: Value])
             switch link {
@@ -149,12 +156,10 @@ public final class ModelBus: Observable {
             case .replica(let replica): (edits, values) = replica.takeFollowed(whole: whole)
             }
             whole = []
-            applyWhole(values)
-            var repeated = Set<String>()
+            changed.formUnion(applyWhole(values))
             for (name, propertyEdits) in edits {
-                if repeatElementEdits(propertyEdits, of: name) { repeated.insert(name) } else { whole.insert(name) }
+                if repeatElementEdits(propertyEdits, of: name) { changed.insert(name) } else { whole.insert(name) }
             }
-            if !repeated.isEmpty { committed?(repeated) }
         } while !whole.isEmpty
     }
 
@@ -171,18 +176,19 @@ public final class ModelBus: Observable {
     }
 
     /// Applies the values that differ from the last synced ones to the model.
-    private func applyWhole(_ current: [String: Value]) {
+    /// - Returns: the names the model took (for ``SharedModel/didCommit(_:)``).
+    private func applyWhole(_ current: [String: Value]) -> Set<String> {
         var changed: [String: Value] = [:]
         for (name, value) in current where value != synced[name] {
             synced[name] = value
             changed[name] = value
         }
-        guard !changed.isEmpty, let apply else { return }
+        guard !changed.isEmpty, let apply else { return [] }
         let applied = apply(changed)
         // A value the model could not take (it logged why) is not what the model holds: no
         // edit is repeated on it, and the next change brings the whole value again.
         for name in changed.keys where !applied.contains(name) { synced[name] = nil }
-        if !applied.isEmpty { committed?(applied) }
+        return applied
     }
 
     // MARK: Actions
