@@ -3,7 +3,7 @@
 //   statebus-bench-view join --control ENDPOINT --properties N
 //
 // Joins the host's object "Bench" with a Replica, then prints one line for the bench:
-// `bench result ok=… count=… elapsed=NANOSECONDS baseline=BYTES peak=BYTES resident=BYTES shared=BOOL`
+// `bench result ok=… count=… elapsed=NANOSECONDS baseline=BYTES peak=BYTES resident=BYTES shared=true|false|unknown`
 // (the resident set before joining, the peak and the current one after; whether it loaded the
 // Swift runtime as shared libraries or has it linked in, `--static-swift-stdlib`). A view links the
 // StateBus library and its own code, nothing else; so does this program, so its memory is a
@@ -42,7 +42,7 @@ func join(_ arguments: [String]) async throws {
     let names = replica.propertyNames
     let held = names.count == properties
     print(
-        "bench result ok=\(held) count=\(names.count) elapsed=\(joined - started) baseline=\(before?.residentBytes ?? -1) peak=\(after?.peakBytes ?? -1) resident=\(after?.residentBytes ?? -1) shared=\(ProcessMemory.loadsSharedSwiftRuntime ?? true)"
+        "bench result ok=\(held) count=\(names.count) elapsed=\(joined - started) baseline=\(before?.residentBytes ?? -1) peak=\(after?.peakBytes ?? -1) resident=\(after?.residentBytes ?? -1) shared=\(ProcessMemory.loadsSharedSwiftRuntime.map(String.init) ?? "unknown")"
     )
 }
 

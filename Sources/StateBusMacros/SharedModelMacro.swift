@@ -91,9 +91,10 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
             """
         }.joined(separator: "\n        ")
 
-        // A replica's element edits are repeated on the property itself where its type can
-        // (an IdentifiedArray or Array of decodable elements: the overloads pick by type);
-        // `false` makes the bus apply the whole value instead.
+        // Element edits (of the view's replica, or of the host's store) are repeated on the
+        // property itself where its type can (an IdentifiedArray or Array of decodable
+        // elements: the overloads pick by type); `false` makes the bus apply the whole value
+        // instead.
         let repeatCases = properties.map { property in
             """
             case "\(property.name)":

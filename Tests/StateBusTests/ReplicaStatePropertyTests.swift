@@ -36,6 +36,9 @@ struct ReplicaStatePropertyTests {
             let start = Dictionary(uniqueKeysWithValues: ReplicaModel.properties.map { ($0, Value.int(0)) })
             _ = real.applySnapshot(epoch: 0, sequence: 0, values: start, versions: start.mapValues { _ in 0 })
             model.applySnapshot(epoch: 0, sequence: 0, values: start)
+            // A follower (a `@SharedModel`'s bus) that takes what changed after every event:
+            // a change the state does not note for it leaves the follower behind.
+            var follower = real.follow()
             var nextWriteID: UInt64 = 1
             for (index, step) in steps.enumerated() {
                 let shownBefore = model.visible
@@ -101,15 +104,20 @@ struct ReplicaStatePropertyTests {
                 }
 
                 let shown = model.visible
+                let followed = real.takeFollowed()
+                for (name, edits) in followed.edits {
+                    for edit in edits where follower[name]?.applyElementEdit(edit) != true { follower[name] = nil }
+                }
+                follower.merge(followed.values) { _, taken in taken }
                 let changed = Set(ReplicaModel.properties.filter { shownBefore[$0] != shown[$0] })
                 guard real.visible == shown, reported == changed, real.sequence == model.sequence,
                     real.pending.map(\.id) == model.pending.map(\.id),
-                    ReplicaModel.properties.allSatisfy({ real.visibleValue(of: $0) == shown[$0] })
+                    ReplicaModel.properties.allSatisfy({ real.visibleValue(of: $0) == shown[$0] }), follower == shown
                 else {
                     Issue.record(
                         """
                         after step \(index) \(step) of \(steps):
-                        shows \(real.visible), the model \(shown)
+                        shows \(real.visible), the model \(shown), the follower \(follower)
                         reported \(reported.sorted()), changed \(changed.sorted())
                         pending \(real.pending.map(\.id)), the model \(model.pending.map(\.id))
                         """)

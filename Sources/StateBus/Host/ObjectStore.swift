@@ -60,14 +60,8 @@ struct ObjectStore: Sendable {
     /// What changed since ``follow()`` or the last call: the element edits to repeat, and the
     /// values of the properties that changed any other way, or are in `whole`.
     mutating func takeFollowed(whole: Set<String>) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
-        guard var taken = journal?.take() else { return ([:], [:]) }
-        taken.replaced.formUnion(whole)
-        var values: [String: Value] = [:]
-        for name in taken.replaced {
-            taken.edits[name] = nil
-            values[name] = value(of: name)
-        }
-        return (taken.edits, values)
+        guard let taken = journal?.take() else { return ([:], [:]) }
+        return taken.handedOver(whole: whole) { value(of: $0) }
     }
 
     /// Stops keeping the values' changes.

@@ -1,9 +1,10 @@
 import IdentifiedCollections
 import StateBusWire
 
-// What a `@SharedModel` view does with a replica's element edits (``ElementEdit``): repeats
-// them on the property itself, one element decoded per replace or insert, instead of decoding
-// the whole collection for each change. The code `@SharedModel` generates calls these; they
+// What a `@SharedModel`, on a view or on the host, does with the element edits its replica or
+// the host's store made in place (``ElementEdit``): repeats them on the property itself, one
+// element decoded per replace or insert, instead of decoding the whole collection for each
+// change. The code `@SharedModel` generates calls these; they
 // are not called by hand.
 
 /// A property of a type that cannot repeat element edits: `false`, so the model takes the

@@ -14,8 +14,9 @@ public protocol SharedModel: AnyObject, Observable {
     func _$values() -> [String: Value]
     /// Applies values from the other side; returns the names applied.
     func _$apply(_ values: [String: Value]) -> Set<String>
-    /// Repeats a replica's element edits of one property (a large keyed collection changes
-    /// one element at a time); `false` when the property cannot, and takes its whole value.
+    /// Repeats the element edits of one property that its replica (on a view) or the host's
+    /// store (on the host) made in place (a large keyed collection changes one element at a
+    /// time); `false` when the property cannot, and takes its whole value.
     func _$repeatElementEdits(_ property: String, _ edits: [ElementEdit]) -> Bool
     /// Runs an action (``Action()``) on the host: decodes the arguments, calls the method,
     /// encodes its result.

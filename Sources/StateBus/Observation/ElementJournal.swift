@@ -21,6 +21,20 @@ struct ElementJournal: Sendable {
         /// Properties that changed some other way (or whose edits did not fit the bounds):
         /// take their values whole.
         var replaced: Set<String> = []
+
+        /// What the follower gets: the edits to repeat, and the values of the properties
+        /// taken whole (those ``replaced``, and `whole`: properties the follower could not
+        /// repeat edits on), none of whose edits.
+        /// - Parameter value: a property's value now; `nil` leaves it out.
+        func handedOver(whole: Set<String>, value: (String) -> Value?) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
+            var edits = self.edits
+            var values: [String: Value] = [:]
+            for name in replaced.union(whole) {
+                edits[name] = nil
+                values[name] = value(name)
+            }
+            return (edits, values)
+        }
     }
 
     /// At most this many edits are kept between two takes.

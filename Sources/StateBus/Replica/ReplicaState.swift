@@ -124,14 +124,8 @@ struct ReplicaState: Sendable {
     /// - Parameter whole: properties the follower could not repeat edits on: their shown
     ///   values come whole too, and none of their edits.
     mutating func takeFollowed(whole: Set<String> = []) -> (edits: [String: [ElementEdit]], values: [String: Value]) {
-        guard var taken = journal?.take() else { return ([:], [:]) }
-        taken.replaced.formUnion(whole)
-        var values: [String: Value] = [:]
-        for name in taken.replaced {
-            taken.edits[name] = nil
-            if let value = visibleValue(of: name) { values[name] = value }
-        }
-        return (taken.edits, values)
+        guard let taken = journal?.take() else { return ([:], [:]) }
+        return taken.handedOver(whole: whole) { visibleValue(of: $0) }
     }
 
     /// Stops keeping the shown values' changes.

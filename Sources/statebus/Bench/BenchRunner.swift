@@ -149,9 +149,14 @@ struct BenchRunner {
         let view = BenchReport.Row(
             "view peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.viewPeakBytes), raw: nil,
             note: "the view process's RSS before joining: \(BenchReport.format(Double(memory.viewBaselineBytes), unit: "bytes"))"
-                + (memory.viewLoadsSharedRuntime
-                    ? "; the Swift runtime and Foundation loaded as shared libraries (built without --static-swift-stdlib, which saves about 4.5 MiB)"
-                    : "; the Swift runtime linked in (--static-swift-stdlib)"),
+                + {
+                    switch memory.viewLoadsSharedRuntime {
+                    case true?:
+                        "; the Swift runtime and Foundation loaded as shared libraries (linking them in, --static-swift-stdlib, would save about 4.5 MiB)"
+                    case false?: "; the Swift runtime linked in (--static-swift-stdlib)"
+                    case nil: "; whether the view loaded the Swift runtime as shared libraries is unknown (its /proc/self/maps could not be read)"
+                    }
+                }(),
             key: "memory.view.\(memory.properties)")
         let host = BenchReport.Row("host peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.hostPeakBytes), raw: nil)
         let state = BenchReport.Row("bytes of state held (names + 8-byte values)", unit: "bytes", statebus: Double(memory.stateBytes), raw: nil)

@@ -72,9 +72,9 @@ struct CollectionBench {
     /// change made to the model holding the last.
     /// Then `single` changes one at a time, each made once the model holds the one before:
     /// the time from a change to the model holding it, when nothing else is queued.
-    /// - Returns: the rate, the median time of a single change, and what went wrong when the
-    ///   model does not end with the host's collection.
     /// Last, `ownEdits` edits made by the model itself: the median time in the setter.
+    /// - Returns: the rate, the median time of a single change, the median time in the
+    ///   setter, and what went wrong when the model does not end with the host's collection.
     @MainActor
     func runModel(single: Int = 200, ownEdits: Int = 50) async throws -> (
         rate: Double, singleNanoseconds: Double, setterNanoseconds: Double, problem: String?

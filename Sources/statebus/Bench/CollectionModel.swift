@@ -23,10 +23,11 @@ final class CollectionModel {
                     once.resume()
                 }
                 // Wakes at the deadline too, when nothing changes any more.
-                once.deadline = Task { @MainActor in
-                    try? await Task.sleep(until: deadline)
-                    once.resume()
-                }
+                once.setDeadline(
+                    Task { @MainActor in
+                        try? await Task.sleep(until: deadline)
+                        once.resume()
+                    })
             }
         }
     }
@@ -43,16 +44,14 @@ private final class OnceResume: Sendable {
 
     init(_ continuation: CheckedContinuation<Void, Never>) { state = Mutex(State(continuation: continuation)) }
 
-    /// The task that resumes at the deadline; cancelled when something else resumes first.
-    var deadline: Task<Void, Never>? {
-        get { state.withLock { $0.deadline } }
-        set {
-            let resumed = state.withLock { state -> Bool in
-                state.deadline = newValue
-                return state.continuation == nil
-            }
-            if resumed { newValue?.cancel() }
+    /// Sets the task that resumes at the deadline; it is cancelled when something else
+    /// resumes first (at once, when that already happened).
+    func setDeadline(_ task: Task<Void, Never>) {
+        let resumed = state.withLock { state -> Bool in
+            state.deadline = task
+            return state.continuation == nil
         }
+        if resumed { task.cancel() }
     }
 
     func resume() {

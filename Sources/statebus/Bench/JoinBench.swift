@@ -19,8 +19,8 @@ struct JoinBench {
         var viewPeakBytes: Int
         var viewBaselineBytes: Int
         /// The view loaded the Swift runtime and Foundation as shared libraries (a build
-        /// without `--static-swift-stdlib`).
-        var viewLoadsSharedRuntime: Bool
+        /// without `--static-swift-stdlib`); `nil` when the view could not tell.
+        var viewLoadsSharedRuntime: Bool?
         var hostPeakBytes: Int
         /// Bytes of state held: names plus 8-byte values.
         var stateBytes: Int
@@ -53,7 +53,7 @@ struct JoinBench {
             complete: result.bool("ok"),
             viewPeakBytes: result.int("peak") ?? -1,
             viewBaselineBytes: result.int("baseline") ?? -1,
-            viewLoadsSharedRuntime: result.fields["shared"].map { $0 == "true" } ?? true,
+            viewLoadsSharedRuntime: ["true": true, "false": false][result.fields["shared"] ?? ""],
             hostPeakBytes: memory.int("peak") ?? -1,
             stateBytes: ready.int("state") ?? HostWorker.stateBytes(properties: properties),
             problem: result.bool("ok") ? nil : "the view held \(count) of \(properties) properties"

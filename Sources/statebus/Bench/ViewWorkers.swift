@@ -139,7 +139,8 @@ enum ViewWorkers {
             "result",
             [
                 "ok": count == properties, "count": count, "elapsed": joined - started,
-                "baseline": before?.residentBytes ?? -1, "peak": after?.peakBytes ?? -1, "resident": after?.residentBytes ?? -1
+                "baseline": before?.residentBytes ?? -1, "peak": after?.peakBytes ?? -1, "resident": after?.residentBytes ?? -1,
+                "shared": ProcessMemory.loadsSharedSwiftRuntime.map(String.init) ?? "unknown"
             ])
     }
 
