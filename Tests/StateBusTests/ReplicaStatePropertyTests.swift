@@ -49,7 +49,7 @@ struct ReplicaStatePropertyTests {
                     let changes = Self.changes(step)
                     let id = nextWriteID
                     nextWriteID += 1
-                    reported = real.localWrite(id: id, changes: changes)
+                    reported = real.localWrite(id: id, changes: changes, bytes: 10)
                     model.pending.append(.init(id: id, changes: changes))
                 case 2:
                     // Another view's write, published by the host. Its write id may equal
@@ -112,6 +112,8 @@ struct ReplicaStatePropertyTests {
                 let changed = Set(ReplicaModel.properties.filter { shownBefore[$0] != shown[$0] })
                 guard real.visible == shown, reported == changed, real.sequence == model.sequence,
                     real.pending.map(\.id) == model.pending.map(\.id),
+                    real.inFlight == model.pending.filter({ $0.sent && $0.acceptedSequence == nil }).count,
+                    real.queuedBytes == 10 * real.pending.count,
                     ReplicaModel.properties.allSatisfy({ real.visibleValue(of: $0) == shown[$0] }), follower == shown
                 else {
                     Issue.record(
@@ -120,6 +122,7 @@ struct ReplicaStatePropertyTests {
                         shows \(real.visible), the model \(shown), the follower \(follower)
                         reported \(reported.sorted()), changed \(changed.sorted())
                         pending \(real.pending.map(\.id)), the model \(model.pending.map(\.id))
+                        in flight \(real.inFlight), queued bytes \(real.queuedBytes)
                         """)
                     return
                 }

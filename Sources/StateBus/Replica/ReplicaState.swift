@@ -199,10 +199,12 @@ struct ReplicaState: Sendable {
 
     /// Forgets the pending write at `index`, keeping the counters in step.
     private mutating func forgetPending(at index: Int) -> PendingWrite {
-        let write = pending.remove(at: index)
-        queuedBytes -= write.bytes
-        if write.inFlight { inFlight -= 1 }
-        return write
+        // Counted down before the removal: removing the last write resets both counts
+        // (`pending`'s observer), and counting down after it left them at -1 and minus the
+        // write's size (a write whose echo came before its answer).
+        if pending[index].inFlight { inFlight -= 1 }
+        queuedBytes -= pending[index].bytes
+        return pending.remove(at: index)
     }
 
     /// Fails every pending write whose deadline has passed: they disappear, as rejected
