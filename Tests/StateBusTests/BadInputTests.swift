@@ -22,10 +22,12 @@ struct RawClient {
 
     /// Says hello as `viewID` and waits for the welcome: a write naming a view id is applied
     /// only from the connection its hello bound. - Returns: the welcome.
+    /// - Parameter confirmsByEcho: ask for no answer to accepted writes (`Hello.confirms_by_echo`).
     @discardableResult
-    func hello(as viewID: String = "raw") throws -> Statebus_V1_Welcome {
+    func hello(as viewID: String = "raw", confirmsByEcho: Bool = false) throws -> Statebus_V1_Welcome {
         var hello = Statebus_V1_Hello()
         hello.viewID = viewID
+        hello.confirmsByEcho = confirmsByEcho
         try send(Self.request(id: 1, .hello(hello)))
         guard let reply = try reply(), case .welcome(let welcome) = reply.body else {
             throw StateBusError(.notJoined, "no welcome to the hello of view \(viewID)")
@@ -48,10 +50,10 @@ struct RawClient {
         return request
     }
 
-    static func write(object: String, property: String, value: Value) -> Statebus_V1_Request.OneOf_Body {
+    static func write(object: String, property: String, value: Value, writeID: UInt64 = 1) -> Statebus_V1_Request.OneOf_Body {
         var write = Statebus_V1_WriteRequest()
         write.object = object
-        write.writeID = 1
+        write.writeID = writeID
         write.viewID = "raw"
         var change = Statebus_V1_Change()
         change.property = property

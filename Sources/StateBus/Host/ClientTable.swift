@@ -25,6 +25,10 @@ struct ClientTable {
         var viewID: String?
         /// Its hello said it is a relay: it writes for the views joined to it.
         var isRelay = false
+        /// Its hello said it takes the publication of its own write as the write's
+        /// acceptance (`Hello.confirms_by_echo`): an accepted write published at once gets
+        /// no answer.
+        var confirmsByEcho = false
         /// The node name its hello gave ("" when none), for the list of connected views.
         var nodeName = ""
         /// The authorized key's name, on a host with keys ("" otherwise).
@@ -175,6 +179,21 @@ struct ClientTable {
     /// Marks a connection whose hello bound a view id as a relay's.
     mutating func markRelay(_ identity: [UInt8]) {
         clients[identity]?.isRelay = true
+    }
+
+    /// Records whether the connection's latest hello asked for confirmation by echo (a
+    /// relay's never does: it answers its own views with the host's answers).
+    mutating func setConfirmsByEcho(_ confirms: Bool, of identity: [UInt8]) {
+        let isRelay = clients[identity]?.isRelay == true
+        clients[identity]?.confirmsByEcho = confirms && !isRelay
+    }
+
+    /// Whether an accepted write from this connection, naming `viewID`, is confirmed by its
+    /// publication alone: the connection asked for it and its hello bound that view id, so
+    /// the view recognises the batch's origin as its own.
+    func confirmsByEcho(viewID: String, from identity: [UInt8]) -> Bool {
+        guard !viewID.isEmpty, let client = clients[identity] else { return false }
+        return client.confirmsByEcho && client.viewID == viewID
     }
 
     /// Whether a write naming `viewID` may come from this connection: only from the

@@ -130,6 +130,7 @@ extension HostServer {
             case .bound(let bound):
                 token = bound
                 if hello.relay { clients.markRelay(requester.identity) }
+                clients.setConfirmsByEcho(hello.confirmsByEcho, of: requester.identity)
                 clients.describe(requester.identity, nodeName: hello.nodeName)
             case .inUse:
                 counters.badMessages.add(1, ordering: .relaxed)

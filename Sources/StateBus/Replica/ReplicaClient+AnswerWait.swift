@@ -9,9 +9,10 @@ extension ReplicaClient {
         thread.pollBusily(for: configuration.busyPollingForAnswers)
     }
 
-    /// Called after an answer was taken: once no write or call waits for one, the loop may
-    /// sleep again (the writer's own update follows on the updates socket, but every other
-    /// view waits for that one too, and a CPU kept busy here is one they cannot use).
+    /// Called after an answer (or the echo of a write) was taken: once no write or call waits
+    /// for one, the loop may sleep again (the writer's own update follows on the updates
+    /// socket, but every other view waits for that one too, and a CPU kept busy here is one
+    /// they cannot use).
     func answerTaken() {
         guard configuration.busyPollingForAnswers > .zero, calls.count == 0, shared.inner.withLock({ $0.state.inFlight == 0 }) else { return }
         thread.stopPollingBusily()

@@ -175,11 +175,13 @@ extension ReplicaClient {
             tracker?.reset()
         }
         shared.feed.notify(changed)
-        // The echo of this view's own write is the host's acceptance too: it resolves the
-        // receipt even if the reply itself is late or lost (the reply then finds nothing).
+        // The echo of this view's own write is the host's acceptance: it resolves the receipt,
+        // whether or not an answer comes too (``ReplicaConfiguration/confirmsWritesByEcho``;
+        // an answer after it finds nothing).
         if !echoes.isEmpty {
             for echo in echoes { shared.complete(writeID: echo.writeID, with: .success(echo.sequence)) }
             flushWrites()
+            answerTaken()
         }
         guard let interruption else { return true }
         return interrupted(interruption, publication: publication)
@@ -319,6 +321,10 @@ extension ReplicaClient {
         for publication in buffered.take() {
             guard publication.withUnsafeBytes({ apply($0) }) else { return }
         }
+        // Confirmed by echo, a write whose publication was lost (the gap this snapshot
+        // repaired) gets no answer: every write still unanswered goes again, and the host
+        // answers a copy of one it applied from its ledger instead of applying it twice.
+        if configuration.confirmsWritesByEcho { shared.inner.withLock { $0.state.markAllUnsent() } }
         flushWrites()
     }
 }

@@ -167,6 +167,7 @@ final class ReplicaClient {
         hello.objects = [object]
         hello.sessionToken = sessionToken
         hello.schemaHash = schema?.hash ?? 0
+        hello.confirmsByEcho = configuration.confirmsWritesByEcho
         var request = Statebus_V1_Request()
         request.hello = hello
         helloRequestID = send(request) ?? 0

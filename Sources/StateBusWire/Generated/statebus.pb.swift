@@ -801,6 +801,13 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// When it is the host's, the welcome leaves the schema out.
   package var schemaHash: UInt64 = 0
 
+  /// The view takes the publication of its own write (the batch carrying its origin and write
+  /// id) as the write's acceptance: the host sends no WriteReply for a write it accepts and
+  /// publishes at once. Refusals, copies and writes that wait for a commit are still answered.
+  /// The view must subscribe to the updates of every object it writes (see PROTOCOL.md,
+  /// "Confirmation by echo"). Ignored on a relay's hello.
+  package var confirmsByEcho: Bool = false
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -2291,7 +2298,7 @@ nonisolated extension Statebus_V1_Reply: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Hello"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0\u{1}relay\0\u{3}schema_hash\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}view_id\0\u{3}node_name\0\u{1}objects\0\u{3}session_token\0\u{1}relay\0\u{3}schema_hash\0\u{3}confirms_by_echo\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2305,6 +2312,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
       case 4: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.relay) }()
       case 6: try { try decoder.decodeSingularFixed64Field(value: &self.schemaHash) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.confirmsByEcho) }()
       default: break
       }
     }
@@ -2329,6 +2337,9 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.schemaHash != 0 {
       try visitor.visitSingularFixed64Field(value: self.schemaHash, fieldNumber: 6)
     }
+    if self.confirmsByEcho != false {
+      try visitor.visitSingularBoolField(value: self.confirmsByEcho, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2339,6 +2350,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.sessionToken != rhs.sessionToken {return false}
     if lhs.relay != rhs.relay {return false}
     if lhs.schemaHash != rhs.schemaHash {return false}
+    if lhs.confirmsByEcho != rhs.confirmsByEcho {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
