@@ -18,7 +18,9 @@ struct BenchCommand: AsyncParsableCommand {
             reach and the goal beyond it (ratios to raw libzmq for throughput and latency; \
             time and RSS for the late join of 100,000 properties). The echo rows run twice: \
             as a default host and view, and in the low-latency profile (pinnedCPU: the loop \
-            thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise). \
+            thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
+            each in rounds where StateBus and raw take turns (4 in the full run), so that a \
+            machine whose speed drifts slows both alike; a figure is the rounds' median. \
             Build with `swift build -c release` for real figures: a debug build prints a warning.
 
             Examples:
@@ -119,8 +121,11 @@ struct BenchPlan: Sendable {
     var updates: Int
     /// (payload, views) pairs to measure.
     var throughputRuns: [(PayloadKind, Int)]
+    /// Timed writes of each echo figure, in all its rounds, and the warm-up writes of each round.
     var echoWrites: Int
     var echoWarmup: Int
+    /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns.
+    var echoRounds: Int
     var joinSizes: [Int]
     /// Changes per millisecond the host makes during a join.
     var joinChurn: Int
@@ -138,18 +143,19 @@ struct BenchPlan: Sendable {
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
-        echoWrites: 500, echoWarmup: 50, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16, durableSequentialWrites: 20,
-        fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200
+        echoWrites: 500, echoWarmup: 50, echoRounds: 1, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
+        durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
-        echoWrites: 20_000, echoWarmup: 1_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500, durableWindow: 32,
-        durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000, collectionItems: 100_000, collectionUpdates: 1_000
+        echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500,
+        durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000, collectionItems: 100_000,
+        collectionUpdates: 1_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
-        echoWrites: 20_000, echoWarmup: 2_000, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000, durableWindow: 10_000,
-        durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000, collectionItems: 100_000,
-        collectionUpdates: 5_000
+        echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000,
+        durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
+        collectionItems: 100_000, collectionUpdates: 5_000
     )
 }

@@ -78,36 +78,43 @@ struct BenchRunner {
         }
     }
 
+    /// One echo figure, StateBus's and raw libzmq's, measured in ``BenchPlan/echoRounds``
+    /// rounds that take turns (the one measured first alternates): a machine whose speed
+    /// drifts during the run (raw libzmq's own round trip moves by a third between minutes
+    /// on a small virtual machine) then slows both alike, and the ratio holds.
     private mutating func echo(_ path: EchoBench.Path, pinnedCPU: Int32?) async {
-        let bench = EchoBench(writes: plan.echoWrites, warmup: plan.echoWarmup, pinnedCPU: pinnedCPU)
+        let rounds = max(1, plan.echoRounds)
+        let bench = EchoBench(writes: plan.echoWrites / rounds, warmup: plan.echoWarmup, pinnedCPU: pinnedCPU)
         let pinned = pinnedCPU != nil
         let what = path == .own ? "write→own confirmation" : "write→echo at another view"
         let baseline = path == .own ? "DEALER↔ROUTER round trip" : "DEALER→ROUTER→PUB→SUB"
         let profile = pinned ? ", pinned to CPU \(pinnedCPU!)" : ""
         let name = "echo.\(path.rawValue)\(pinned ? ".pinned" : "")"
-        say("\(what)\(profile): \(plan.echoWrites) writes after \(plan.echoWarmup) warm-up writes")
-        var statebus: EchoBench.Outcome?
-        var raw: EchoBench.Outcome?
-        do {
-            let outcome = try await bench.runStateBus(path)
-            report.check(
-                "\(name).statebus", outcome.complete,
-                outcome.problem ?? "every write accepted and seen in order with its value; host holds the last")
-            statebus = outcome.complete ? outcome : nil
-        } catch {
-            report.check("\(name).statebus", false, "\(error)")
+        say("\(what)\(profile): \(rounds) rounds of \(bench.writes) writes after \(bench.warmup) warm-up writes, StateBus and raw taking turns")
+        var statebusRounds: [EchoBench.Outcome] = []
+        var rawRounds: [EchoBench.Outcome] = []
+        var statebusFailure: String?
+        var rawFailure: String?
+        for round in 0..<rounds {
+            for statebusTurn in round % 2 == 0 ? [true, false] : [false, true] {
+                if statebusTurn {
+                    await Self.echoRound({ try await bench.runStateBus(path) }, into: &statebusRounds, failure: &statebusFailure)
+                } else {
+                    await Self.echoRound({ try await bench.runRaw(path) }, into: &rawRounds, failure: &rawFailure)
+                }
+            }
         }
-        do {
-            let outcome = try await bench.runRaw(path)
-            report.check("\(name).raw", outcome.complete, outcome.problem ?? "every message came back in order")
-            raw = outcome.complete ? outcome : nil
-        } catch {
-            report.check("\(name).raw", false, "\(error)")
-        }
+        report.check(
+            "\(name).statebus", statebusFailure == nil,
+            statebusFailure ?? "every write accepted and seen in order with its value; host holds the last (\(rounds) rounds)")
+        report.check("\(name).raw", rawFailure == nil, rawFailure ?? "every message came back in order (\(rounds) rounds)")
+        let statebus = statebusFailure == nil ? EchoBench.Outcome.median(of: statebusRounds) : nil
+        let raw = rawFailure == nil ? EchoBench.Outcome.median(of: rawRounds) : nil
         let count = plan.echoWrites.formatted()
+        let roundsNote = rounds > 1 ? "the median of \(rounds) rounds' figures, StateBus and raw taking turns" : nil
         let p50 = BenchReport.Row(
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
-            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : nil, key: "\(name).p50")
+            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : roundsNote, key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
             BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
@@ -115,8 +122,24 @@ struct BenchRunner {
             report.rows.append(
                 BenchReport.Row(
                     "\(what) p99.9", unit: "nanoseconds", statebus: statebus?.p999, raw: raw?.p999,
-                    note: plan.echoWrites < 20_000 ? "fewer than 20,000 writes in this configuration: p99.9 rests on few samples" : nil,
+                    note: bench.writes < 20_000
+                        ? "\(rounds > 1 ? "the median of \(rounds) rounds of \(bench.writes.formatted()) writes" : "\(bench.writes.formatted()) writes"): p99.9 rests on few samples"
+                        : roundsNote,
                     key: "\(name).p999"))
+        }
+    }
+
+    /// Runs one round of an echo figure unless an earlier one failed: a failed or
+    /// incomplete round ends that side's rounds, with its reason.
+    private static func echoRound(
+        _ run: () async throws -> EchoBench.Outcome, into rounds: inout [EchoBench.Outcome], failure: inout String?
+    ) async {
+        guard failure == nil else { return }
+        do {
+            let outcome = try await run()
+            if outcome.complete { rounds.append(outcome) } else { failure = outcome.problem ?? "incomplete" }
+        } catch {
+            failure = "\(error)"
         }
     }
 

@@ -37,6 +37,20 @@ struct EchoBench {
         /// Every write was accepted (and seen) in order with its own value.
         var complete: Bool
         var problem: String?
+
+        /// The rounds of one figure as one: each percentile the median of the rounds' (the
+        /// mean of the middle two for an even count), the counts added; `nil` for no round.
+        static func median(of rounds: [Outcome]) -> Outcome? {
+            guard !rounds.isEmpty else { return nil }
+            func median(_ figure: KeyPath<Outcome, Double>) -> Double {
+                let sorted = rounds.map { $0[keyPath: figure] }.sorted()
+                let middle = sorted.count / 2
+                return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+            }
+            return Outcome(
+                p50: median(\.p50), p99: median(\.p99), p999: median(\.p999), count: rounds.reduce(0) { $0 + $1.count },
+                complete: rounds.allSatisfy(\.complete), problem: rounds.compactMap(\.problem).first)
+        }
     }
 
     let writes: Int
