@@ -16,13 +16,22 @@ struct TodoProcessTests {
         let host = try NodeProcess(
             executable: statebus, arguments: ["node", "todo", "--role", "host", "--control", control, "--database", "\(folder)/todo.sqlite"],
             name: "host")
-        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
         var views: [NodeProcess] = []
-        for name in ["first", "second"] {
-            let view = try NodeProcess(
-                executable: statebus, arguments: ["node", "todo", "--role", "view", "--name", name, "--control", control], name: name)
-            try await view.waitForLine("\(name)'s first render") { $0.contains("[ ] t3 call the plumber") }
-            views.append(view)
+        do {
+            try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+            for name in ["first", "second"] {
+                let view = try NodeProcess(
+                    executable: statebus, arguments: ["node", "todo", "--role", "view", "--name", name, "--control", control], name: name)
+                views.append(view)
+                try await view.waitForLine("\(name)'s first render") { $0.contains("[ ] t3 call the plumber") }
+            }
+        } catch {
+            // The caller never gets them, so its cleanup cannot end them; left to their
+            // deinit, whose SIGKILL waits on a detached thread, two hosts that ignored SIGTERM
+            // under load outlived a failed test run.
+            for view in views { view.terminate() }
+            host.terminate()
+            throw error
         }
         return (host, views, control, folder)
     }
