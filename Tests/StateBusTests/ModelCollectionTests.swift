@@ -93,6 +93,24 @@ struct ModelCollectionTests {
                 name: "chores", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200), persistence: .disabled))
     }
 
+    /// A host of ChoreBoard declared with an element type that does not count, so that every
+    /// element counted is a view's: 2,000 chores, and as many in `plain` when `plainToo`.
+    private static func uncountedHost(plainToo: Bool) async throws -> StateHost {
+        let folder = Fixtures.temporaryFolder()
+        let uncounted = (0..<2_000).map { UncountedChore(id: $0, title: "chore \($0)") }
+        return try await StateHost(
+            objects: [
+                ObjectDefinition(
+                    "ChoreBoard",
+                    properties: [
+                        PropertyDefinition("chores", default: IdentifiedArray(uniqueElements: uncounted), writable: true),
+                        PropertyDefinition("plain", default: plainToo ? uncounted : [], writable: true),
+                        PropertyDefinition("note", default: "", writable: true)
+                    ])
+            ],
+            configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+    }
+
     private static func chores(_ count: Int) -> [CountedChore] {
         (0..<count).map { CountedChore(id: $0, title: "chore \($0)") }
     }
@@ -101,19 +119,7 @@ struct ModelCollectionTests {
     func oneElementDecoded() async throws {
         // The host declares the object with an element type that does not count, so every
         // decode counted is the view's.
-        let folder = Fixtures.temporaryFolder()
-        let uncounted = (0..<2_000).map { UncountedChore(id: $0, title: "chore \($0)") }
-        let host = try await StateHost(
-            objects: [
-                ObjectDefinition(
-                    "ChoreBoard",
-                    properties: [
-                        PropertyDefinition("chores", default: IdentifiedArray(uniqueElements: uncounted), writable: true),
-                        PropertyDefinition("plain", default: uncounted, writable: true),
-                        PropertyDefinition("note", default: "", writable: true)
-                    ])
-            ],
-            configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        let host = try await Self.uncountedHost(plainToo: true)
         defer { host.stop() }
         let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
         defer { view.connection.detach() }
@@ -199,19 +205,7 @@ struct ModelCollectionTests {
 
     @Test("a view's own edit of one element of a 2,000-item collection encodes that element, and a sibling field edited elsewhere survives")
     func ownElementEdit() async throws {
-        let folder = Fixtures.temporaryFolder()
-        let uncounted = (0..<2_000).map { UncountedChore(id: $0, title: "chore \($0)") }
-        let host = try await StateHost(
-            objects: [
-                ObjectDefinition(
-                    "ChoreBoard",
-                    properties: [
-                        PropertyDefinition("chores", default: IdentifiedArray(uniqueElements: uncounted), writable: true),
-                        PropertyDefinition("plain", default: [UncountedChore](), writable: true),
-                        PropertyDefinition("note", default: "", writable: true)
-                    ])
-            ],
-            configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
+        let host = try await Self.uncountedHost(plainToo: false)
         defer { host.stop() }
         let view = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)
         let other = try await ChoreBoard.replica(controlEndpoint: host.controlEndpoint)

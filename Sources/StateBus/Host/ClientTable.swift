@@ -191,8 +191,9 @@ struct ClientTable {
     /// Whether an accepted write from this connection, naming `viewID`, is confirmed by its
     /// publication alone: the connection asked for it and its hello bound that view id, so
     /// the view recognises the batch's origin as its own.
-    func confirmsByEcho(viewID: String, from identity: [UInt8]) -> Bool {
-        guard !viewID.isEmpty, let client = clients[identity] else { return false }
+    /// Write id 0 is never taken for an echo (it marks the host's own batches).
+    func confirmsByEcho(viewID: String, writeID: UInt64, from identity: [UInt8]) -> Bool {
+        guard !viewID.isEmpty, writeID != 0, let client = clients[identity] else { return false }
         return client.confirmsByEcho && client.viewID == viewID
     }
 

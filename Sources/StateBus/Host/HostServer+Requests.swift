@@ -130,7 +130,9 @@ extension HostServer {
             case .bound(let bound):
                 token = bound
                 if hello.relay { clients.markRelay(requester.identity) }
-                clients.setConfirmsByEcho(hello.confirmsByEcho, of: requester.identity)
+                // Without heartbeats a view cannot learn that the last publication was lost,
+                // so its write would wait out its deadline: such a host answers every write.
+                clients.setConfirmsByEcho(hello.confirmsByEcho && configuration.heartbeatInterval != nil, of: requester.identity)
                 clients.describe(requester.identity, nodeName: hello.nodeName)
             case .inUse:
                 counters.badMessages.add(1, ordering: .relaxed)

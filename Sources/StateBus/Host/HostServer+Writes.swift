@@ -57,7 +57,7 @@ extension HostServer {
                 // every view's copy leaves sooner (measured: PROTOCOL.md, "Confirmation by
                 // echo"). Any other writer gets the answer now, before the publication is even
                 // written (its confirmation is then a plain DEALER-ROUTER round trip).
-                if !clients.confirmsByEcho(viewID: write.viewID, from: requester.identity) {
+                if !clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity) {
                     send(writeReply, to: requester)
                 }
                 publishDue = true

@@ -195,7 +195,8 @@ public final class StateHost: Sendable {
     }
 
     /// Fault injection for tests: the next `count` update publications are not sent, as if
-    /// lost on the wire, so views must detect the gap and resynchronise.
+    /// lost on the wire, so views must detect the gap and resynchronise. Heartbeats and join
+    /// markers are never dropped, so the lost ones are the next updates.
     @_spi(Testing)
     public func dropNextPublicationsForTesting(_ count: Int) {
         counters.publicationsToDrop.store(count, ordering: .relaxed)

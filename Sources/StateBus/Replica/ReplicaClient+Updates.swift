@@ -304,9 +304,17 @@ extension ReplicaClient {
         let snapshot = incoming
         incoming.reset()
         let epoch = self.epoch
+        let confirmsByEcho = configuration.confirmsWritesByEcho
         let changes = shared.inner.withLock { inner in
-            inner.state.applySnapshot(
+            let changes = inner.state.applySnapshot(
                 epoch: epoch, sequence: snapshot.sequence, layout: schema.layout, values: snapshot.values, versions: snapshot.versions)
+            // Confirmed by echo, a write whose publication was lost (the gap this snapshot
+            // repairs) gets no answer: every write still unanswered goes again, and the host
+            // answers a copy of one it applied from its ledger instead of applying it twice.
+            // Marked before anything is sent, so the copies go ahead of every newer write
+            // (the ledger keeps a view's last 1,024 answers, more than the window holds).
+            if confirmsByEcho { inner.state.markAllUnsent() }
+            return changes
         }
         switch changes {
         case .all:
@@ -321,10 +329,6 @@ extension ReplicaClient {
         for publication in buffered.take() {
             guard publication.withUnsafeBytes({ apply($0) }) else { return }
         }
-        // Confirmed by echo, a write whose publication was lost (the gap this snapshot
-        // repaired) gets no answer: every write still unanswered goes again, and the host
-        // answers a copy of one it applied from its ledger instead of applying it twice.
-        if configuration.confirmsWritesByEcho { shared.inner.withLock { $0.state.markAllUnsent() } }
         flushWrites()
     }
 }

@@ -15,7 +15,7 @@ extension ReplicaClient {
 
     private func sendWrites() {
         guard phase == .live else { return }
-        let window = configuration.maxWritesInFlight
+        let window = configuration.writeWindow
         let unsent = shared.inner.withLock { $0.state.takeUnsent(limit: window - $0.state.inFlight) }
         guard !unsent.isEmpty else { return }
         defer { awaitAnswersBusily() }

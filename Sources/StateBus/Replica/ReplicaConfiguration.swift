@@ -21,6 +21,7 @@ public struct ReplicaConfiguration: Sendable {
     public var writeTimeout: Duration
     /// At most this many writes are sent and unanswered at once; later ones wait in the
     /// replica's queue, in order, and go as answers come back (flow control toward the host).
+    /// With ``confirmsWritesByEcho`` at most 1,000 apply, whatever is set here.
     public var maxWritesInFlight: Int
     /// The replica's write queue (every write not yet confirmed) holds at most this many
     /// writes. A write past it fails at once with `StateBusError.Code.overloaded` and is not
@@ -54,9 +55,16 @@ public struct ReplicaConfiguration: Sendable {
     /// echo at another view came about 10% sooner, and four times sooner in the low-latency
     /// profile. Refusals, copies and writes that wait for a commit are still answered. A
     /// write whose publication this view lost (its queue at the host overflowed) is sent
-    /// again once the view has resynchronised, and the host answers that copy from its
-    /// ledger. `false`: every write is answered (PROTOCOL.md, "Confirmation by echo").
+    /// again once the view has resynchronised, ahead of any newer write, and the host
+    /// answers that copy from its ledger; so at most 1,000 writes are in flight at once (the
+    /// ledger keeps a view's last 1,024 answers). A host without heartbeats answers every
+    /// write anyway. `false`: every write is answered (PROTOCOL.md, "Confirmation by echo").
     public var confirmsWritesByEcho = true
+
+    /// The writes in flight at once: ``maxWritesInFlight``, and with confirmation by echo at
+    /// most 1,000, so that every write a view may send again after a resync is among the
+    /// last 1,024 answers the host's ledger keeps for it (PROTOCOL.md, section 8).
+    var writeWindow: Int { confirmsWritesByEcho ? min(maxWritesInFlight, 1_000) : maxWritesInFlight }
     /// The largest message read and the join buffer's size (see ``ReplicaLimits``).
     public var limits = ReplicaLimits()
     /// CURVE keys, for a host that has them (``HostSecurity``); `nil` (the default): none,

@@ -805,7 +805,7 @@ package nonisolated struct Statebus_V1_Hello: Sendable {
   /// id) as the write's acceptance: the host sends no WriteReply for a write it accepts and
   /// publishes at once. Refusals, copies and writes that wait for a commit are still answered.
   /// The view must subscribe to the updates of every object it writes (see PROTOCOL.md,
-  /// "Confirmation by echo"). Ignored on a relay's hello.
+  /// "Confirmation by echo"). Ignored on a relay's hello and by a host without heartbeats.
   package var confirmsByEcho: Bool = false
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
