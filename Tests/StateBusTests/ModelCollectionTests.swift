@@ -79,6 +79,10 @@ private func holdingTheMainActor(until what: String, timeout: Duration = .second
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw StateBusError(.timeout, "timed out waiting for \(what)") }
+        // The CPU goes to whoever the kernel queued, such as the host and replica threads
+        // this waits for: a hot spin takes one of two cores from them, and keeps the main
+        // actor (where other tests' models run their actions) held the longer.
+        sched_yield()
     }
 }
 
