@@ -11,7 +11,7 @@ struct BenchTests {
     func runTinyBench() async throws -> (report: [String: Any], status: Int32, output: [String]) {
         let bench = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["bench", "--tiny", "--json"], name: "bench")
         defer { bench.terminate() }
-        let status = try await onOwnThread { try bench.waitForExit(timeout: .seconds(400)) }
+        let status = try await bench.exited(timeout: .seconds(400))
         let output = bench.output
         // Standard error (a debug build's warning) shares the pipe: the document starts at
         // the first line that opens it.

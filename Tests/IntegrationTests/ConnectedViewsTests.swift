@@ -39,7 +39,7 @@ struct ConnectedViewsTests {
             // SIGINT: the watcher closes its replica, which says goodbye; the host forgets it
             // at once (not after the view-id lease).
             watcher.signal(SIGINT)
-            #expect(try watcher.waitForExit(timeout: .seconds(30)) == 0)
+            #expect(try await watcher.exited(timeout: .seconds(30)) == 0)
             try await waitUntil("the host to forget the view that said goodbye", timeout: .seconds(5)) {
                 (try? await ConnectedView.list(controlEndpoint: host.controlEndpoint).views.isEmpty) == true
             }

@@ -68,7 +68,7 @@ struct CrashSafetyTests {
         }
         tracker.cancel()
         let dump = try NodeProcess(executable: statebus, arguments: ["get", "--control", control, "--object", "Counter", "count"], name: "get")
-        #expect(try dump.waitForExit() == 0)
+        #expect(try await dump.exited() == 0)
         let hostValue = try #require(dump.output.last.flatMap { Int64($0) })
         #expect(hostValue >= durable)
         #expect(replica["count"] == .int(hostValue))

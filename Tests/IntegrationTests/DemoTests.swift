@@ -12,7 +12,7 @@ struct DemoTests {
         try await demo.waitForLine("the convergence verdict", timeout: .seconds(150)) {
             $0.contains("converged on its host") || $0.contains("did not converge")
         }
-        #expect(try demo.waitForExit() == 0, "\(demo.output.suffix(20))")
+        #expect(try await demo.exited() == 0, "\(demo.output.suffix(20))")
         let output = demo.output
         #expect(output.contains("every node converged on its host's state"))
         // Shared text: every view's final row shows the edit made while the second was down.
@@ -39,7 +39,7 @@ struct DemoTests {
     func todoAlone() async throws {
         let demo = try NodeProcess(executable: try BuiltProducts.executable("statebus"), arguments: ["demo", "--app", "todo"], name: "demo")
         defer { demo.terminate() }
-        #expect(try demo.waitForExit(timeout: .seconds(90)) == 0, "\(demo.output.suffix(20))")
+        #expect(try await demo.exited(timeout: .seconds(90)) == 0, "\(demo.output.suffix(20))")
         #expect(demo.output.contains("every node converged on its host's state"))
         #expect(!demo.output.contains { $0.contains("== 1. Shared text") }, "only the to-do app plays")
         #expect(demo.output.contains { $0.contains("== 3. To-do list") })
@@ -61,7 +61,7 @@ struct DemoTests {
             }
         }
         terminal.send(line: "quit")
-        #expect(try terminal.waitForExit(timeout: .seconds(60)) == 0, "\(terminal.output.suffix(10))")
+        #expect(try await terminal.exited(timeout: .seconds(60)) == 0, "\(terminal.output.suffix(10))")
         #expect(terminal.output.contains { $0.contains("launch: stopping 4 nodes") })
     }
 

@@ -138,7 +138,7 @@ struct DiskFaultTests {
         try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
         let mount = try NodeProcess(
             executable: URL(fileURLWithPath: "/bin/mount"), arguments: ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk], name: "mount")
-        guard try mount.waitForExit() == 0 else {
+        guard try await mount.exited() == 0 else {
             print("full disk: skipped, a tmpfs cannot be mounted here (needs root): \(mount.output.joined(separator: " "))")
             return
         }

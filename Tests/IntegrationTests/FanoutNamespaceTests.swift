@@ -82,7 +82,7 @@ struct FanoutNamespaceTests {
     static func set(count: Int, at control: String, chain: NamespaceChain, statebus: String) async throws {
         let set = try chain.run(in: chain.host, name: "set", [statebus, "set", "--control", control, "--object", "Counter", "count", "\(count)"])
         defer { set.terminate() }
-        #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+        #expect(try await set.exited(timeout: .seconds(60)) == 0, "\(set.output)")
     }
 
     static func waitForAll(_ loads: [NodeProcess], sequence: Int) async throws {

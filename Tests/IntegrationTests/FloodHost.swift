@@ -104,7 +104,7 @@ final class FloodHost {
         let get = try NodeProcess(
             executable: try BuiltProducts.executable("statebus"), arguments: ["get", "--control", control, "--object", "Flood", "text"], name: "get")
         defer { _ = get.terminate() }
-        let status = try get.waitForExit(timeout: .seconds(20))
+        let status = try await get.exited(timeout: .seconds(20))
         let text = get.output.last ?? ""
         let statistics = view.statistics
         #expect(

@@ -92,7 +92,7 @@ struct FloodKillTests {
     func run(_ executable: URL, _ arguments: [String]) async throws -> String {
         let process = try NodeProcess(executable: executable, arguments: arguments, name: arguments.first)
         defer { process.terminate() }
-        let status = try process.waitForExit(timeout: .seconds(20))
+        let status = try await process.exited(timeout: .seconds(20))
         #expect(status == 0, "\(arguments.joined(separator: " ")) exited \(status): \(process.output.suffix(5))")
         return process.output.last ?? ""
     }

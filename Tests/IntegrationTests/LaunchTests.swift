@@ -121,7 +121,7 @@ struct LaunchTests {
         try await launcher.waitForLine("the failure") { $0.contains("launch: broken exited with status 1") }
         let host = try #require(Self.pid(of: "host", in: launcher.output))
         launcher.signal(SIGTERM)
-        #expect(try launcher.waitForExit() == 1)
+        #expect(try await launcher.exited() == 1)
         #expect(launcher.output.contains("launch: broken failed with exit status 1"))
         #expect(!Self.isAlive(host))
     }
@@ -166,7 +166,7 @@ struct LaunchTests {
         let path = try write("nodes:\n  - name: a\n    role: host\n    executable: /nonexistent/thing\n")
         let launcher = try launch(path)
         defer { launcher.terminate() }
-        #expect(try launcher.waitForExit() == 1)
+        #expect(try await launcher.exited() == 1)
         #expect(launcher.output.contains { $0.contains("executable '/nonexistent/thing' not found") && $0.contains("launch.yaml:2") })
         #expect(!launcher.output.contains { $0.hasPrefix("launch: started") })
     }

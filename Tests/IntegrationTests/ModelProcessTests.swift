@@ -35,7 +35,7 @@ struct ModelProcessTests {
             try await view.waitForLine("both edits") { $0.contains("Username field: bea") }
         }
         let dump = try NodeProcess(executable: statebus, arguments: ["dump", "--control", control, "--object", "Profile", "--json"], name: "dump")
-        #expect(try dump.waitForExit() == 0)
+        #expect(try await dump.exited() == 0)
         #expect(dump.output.contains { $0.contains(#""user":{"email":"bea@example.org","username":"bea"}"#) }, "\(dump.output)")
 
         let before = first.lineCount

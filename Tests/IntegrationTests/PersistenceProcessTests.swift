@@ -91,25 +91,25 @@ struct PersistenceProcessTests {
             let set = try NodeProcess(
                 executable: statebus, arguments: ["set", "--control", control, "--object", "Counter", property, value], name: "set")
             defer { set.terminate() }
-            #expect(try set.waitForExit() == 0, "\(set.output)")
+            #expect(try await set.exited() == 0, "\(set.output)")
         }
 
         let text = try NodeProcess(executable: statebus, arguments: ["persisted", "--database", database], name: "persisted")
         defer { text.terminate() }
-        #expect(try text.waitForExit() == 0)
+        #expect(try await text.exited() == 0)
         #expect(text.output.contains { $0.hasPrefix("Counter.count = 42") }, "\(text.output)")
         #expect(!text.output.contains { $0.contains("label") })  // not persisted
 
         let json = try NodeProcess(executable: statebus, arguments: ["persisted", "--database", database, "--json"], name: "persisted")
         defer { json.terminate() }
-        #expect(try json.waitForExit() == 0)
+        #expect(try await json.exited() == 0)
         let line = try #require(json.output.last)
         let decoded = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: [String: Int]]
         #expect(decoded == ["Counter": ["count": 42]])
 
         let missing = try NodeProcess(executable: statebus, arguments: ["persisted", "--database", "\(folder)/none.sqlite"], name: "persisted")
         defer { missing.terminate() }
-        #expect(try missing.waitForExit() != 0)
+        #expect(try await missing.exited() != 0)
         #expect(missing.output.contains { $0.contains("\(folder)/none.sqlite") && $0.contains("no such database file") })
     }
 }

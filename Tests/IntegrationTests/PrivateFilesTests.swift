@@ -97,7 +97,7 @@ struct PrivateFilesTests {
             ["set", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "count", "5"],
             runtime: base, name: "set")
         defer { set.terminate() }
-        #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+        #expect(try await set.exited(timeout: .seconds(60)) == 0, "\(set.output)")
         for file in [database, database + "-wal", database + ".lock"] {
             #expect(Self.mode(file) == 0o600, "\(file): \(Self.mode(file).map { String($0, radix: 8) } ?? "missing")")
         }

@@ -16,7 +16,7 @@ struct ProcessExitTests {
                     let long = try NodeProcess(executable: shell, arguments: ["-c", "exec sleep 120"], name: "long \(index)")
                     defer { long.terminate(grace: .seconds(1)) }
                     let short = try NodeProcess(executable: shell, arguments: ["-c", "exit 7"], name: "short \(index)")
-                    return try short.waitForExit(timeout: .seconds(20))
+                    return try await short.exited(timeout: .seconds(20))
                 }
             }
             for try await status in group { #expect(status == 7) }

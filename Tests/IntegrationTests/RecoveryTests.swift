@@ -103,7 +103,7 @@ struct RecoveryTests {
         let killed = ContinuousClock.now
         kill(secondHost, SIGKILL)
 
-        let status = try launcher.waitForExit(timeout: .seconds(20))
+        let status = try await launcher.exited(timeout: .seconds(20))
         let took = ContinuousClock.now - killed
         let verdict = launcher.output.first { $0.contains("launch: host 'host' died for good") }
         #expect(status == 1, "the launcher exited \(status) after its host died for good")

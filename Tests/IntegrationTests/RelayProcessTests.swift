@@ -199,7 +199,7 @@ struct RelayLaunchTests {
             }
             let set = try system.startProcess(
                 executable: system.statebus, arguments: ["set", "--control", host.controlEndpoint, "--object", "Counter", "count", "8"], name: "set")
-            #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+            #expect(try await set.exited(timeout: .seconds(60)) == 0, "\(set.output)")
             for view in [near, far] {
                 try await view.waitForLine("\(view.name) shows the change", timeout: .seconds(60)) { $0.contains(#""values":{"count":8}"#) }
             }
@@ -228,7 +228,7 @@ struct LoadProcessTests {
             try await load.waitForLine("300 views live", timeout: .seconds(120)) { $0.hasPrefix("ready views=300") }
             let set = try system.startProcess(
                 executable: system.statebus, arguments: ["set", "--control", host.controlEndpoint, "--object", "Counter", "count", "3"], name: "set")
-            #expect(try set.waitForExit(timeout: .seconds(60)) == 0, "\(set.output)")
+            #expect(try await set.exited(timeout: .seconds(60)) == 0, "\(set.output)")
             var mark = load.lineCount
             load.send(line: "wait 1")
             try await load.waitForLine("every view at sequence 1", after: mark, timeout: .seconds(60)) { $0.hasPrefix("reached sequence=1 ") }

@@ -35,7 +35,7 @@ struct ThirdPartyClientTests {
             arguments: ["host", "--control", workspace.control, "--object", "SharedData", "--property", "sharedText:string=Hello"], name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let output = try workspace.run(client)
+        let output = try await workspace.run(client)
         #expect(output.contains("final hi 1"), "\(output)")
         #expect(output.contains { $0.contains("accepted: true") })
     }
@@ -71,7 +71,7 @@ struct ThirdPartyClientTests {
             ] + padding, name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let output = try workspace.run(client)
+        let output = try await workspace.run(client)
         #expect(output.contains { $0.hasPrefix("welcome: 9 properties, schema hash ") }, "\(output)")
         #expect(output.contains("snapshot: 2 parts at sequence 0"), "\(output)")
         #expect(output.contains("values 7 True 0.5 null_value \(paddingBytes)"), "\(output)")
@@ -96,7 +96,7 @@ struct ThirdPartyClientTests {
             name: "host")
         defer { host.terminate() }
         try await host.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let output = try workspace.run("CONTROL = \"\(workspace.control)\"\n\(block)\n\(views)")
+        let output = try await workspace.run("CONTROL = \"\(workspace.control)\"\n\(block)\n\(views)")
         #expect(output.contains("actions ['loadUser/0', 'rename/1']"), "\(output)")
         #expect(output.contains { $0.hasPrefix("ok anna ") }, "\(output)")
         #expect(output.contains { $0.hasPrefix("refused ERROR_CODE_ACTION_FAILED") && $0.contains("cannot be blank") }, "\(output)")
@@ -104,7 +104,7 @@ struct ThirdPartyClientTests {
         #expect(output.contains { $0.contains(" py view ") && $0.hasSuffix(" ms") }, "\(output)")
         let get = try NodeProcess(
             executable: statebus, arguments: ["get", "--control", workspace.control, "--object", "Profile", "user.username"], name: "get")
-        #expect(try get.waitForExit() == 0)
+        #expect(try await get.exited() == 0)
         #expect(get.output.last == #""py""#, "\(get.output)")
     }
 }
@@ -133,17 +133,17 @@ private struct PythonWorkspace {
 
     /// Generates the protocol's Python code, then runs `script` with it to its end (60 s at
     /// most), expecting exit status 0. - Returns: what it printed.
-    func run(_ script: String) throws -> [String] {
+    func run(_ script: String) async throws -> [String] {
         try script.write(toFile: "\(folder)/client.py", atomically: true, encoding: .utf8)
         let protoc = try NodeProcess(
             executable: URL(fileURLWithPath: "/usr/bin/env"),
             arguments: ["protoc", "--python_out=\(folder)", "-I", Self.root.appendingPathComponent("proto").path, "statebus.proto"], name: "protoc")
-        #expect(try protoc.waitForExit() == 0, "\(protoc.output)")
+        #expect(try await protoc.exited() == 0, "\(protoc.output)")
         let python = try NodeProcess(
             executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", "\(folder)/client.py"],
             environment: ["PYTHONPATH": folder], name: "python")
         defer { python.terminate() }
-        #expect(try python.waitForExit(timeout: .seconds(60)) == 0, "\(python.output)")
+        #expect(try await python.exited(timeout: .seconds(60)) == 0, "\(python.output)")
         return python.output
     }
 }
