@@ -18,7 +18,10 @@ struct EchoConfirmationTests {
         defer { context.terminate() }
         let client = try RawClient(context: context, endpoint: host.controlEndpoint)
         defer { client.socket.close() }
-        try client.hello(confirmsByEcho: confirmsByEcho)
+        let welcome = try client.hello(confirmsByEcho: confirmsByEcho)
+        // The welcome says whether the host grants it: the view then knows to send its
+        // unanswered writes again after a resync.
+        #expect(welcome.confirmsByEcho == (confirmsByEcho && heartbeat != nil))
         try client.send(RawClient.request(id: 10, RawClient.write(object: "SharedData", property: "counter", value: .int(5), writeID: 1)))
         try client.send(RawClient.request(id: 11, RawClient.write(object: "SharedData", property: "noSuchProperty", value: .int(1), writeID: 2)))
         // The pong comes after anything the host would still answer to the writes.

@@ -188,6 +188,9 @@ struct ClientTable {
         clients[identity]?.confirmsByEcho = confirms && !isRelay
     }
 
+    /// Whether the connection has confirmation by echo (its welcome says so).
+    func grantsConfirmsByEcho(to identity: [UInt8]) -> Bool { clients[identity]?.confirmsByEcho == true }
+
     /// Whether an accepted write from this connection, naming `viewID`, is confirmed by its
     /// publication alone: the connection asked for it and its hello bound that view id, so
     /// the view recognises the batch's origin as its own.

@@ -145,7 +145,11 @@ extension HostServer {
                 return
             }
         }
-        send(welcome.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
+        send(
+            welcome.reply(
+                to: requester, knownSchema: hello.schemaHash, sessionToken: token,
+                confirmsByEcho: clients.grantsConfirmsByEcho(to: requester.identity)),
+            to: requester.identity)
     }
 
     /// Answers a request its key may not make: a write with a rejection (so the view rolls

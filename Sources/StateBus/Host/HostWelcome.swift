@@ -53,15 +53,17 @@ struct HostWelcome: Sendable {
 
     /// The whole `Reply` carrying the welcome, for a hello of the requester's version that
     /// holds the schema with hash `known` (0: none).
-    func reply(to requester: Requester, knownSchema known: UInt64, sessionToken: [UInt8]) -> [UInt8] {
+    /// - Parameter confirmsByEcho: the connection asked for confirmation by echo and has it.
+    func reply(to requester: Requester, knownSchema known: UInt64, sessionToken: [UInt8], confirmsByEcho: Bool = false) -> [UInt8] {
         let body: [UInt8]
         if requester.version == StateBusProtocol.version1 {
             body = version1
         } else {
             body = known == schemaHash ? version2WithoutSchema : version2
         }
-        var token = WireWriter(capacity: sessionToken.count + 4)
+        var token = WireWriter(capacity: sessionToken.count + 6)
         token.field(7, bytes: sessionToken)
+        if confirmsByEcho { token.field(9, varint: 1) }
         var out = WireWriter(capacity: body.count + token.count + 24)
         out.field(1, varint: UInt64(requester.version))
         out.field(2, varint: requester.requestID)

@@ -304,7 +304,7 @@ extension ReplicaClient {
         let snapshot = incoming
         incoming.reset()
         let epoch = self.epoch
-        let confirmsByEcho = configuration.confirmsWritesByEcho
+        let confirmsByEcho = hostConfirmsByEcho
         let changes = shared.inner.withLock { inner in
             let changes = inner.state.applySnapshot(
                 epoch: epoch, sequence: snapshot.sequence, layout: schema.layout, values: snapshot.values, versions: snapshot.versions)

@@ -66,6 +66,10 @@ final class ReplicaClient {
     /// is refused here: the host's refusal of it carries no request id, so the write or call
     /// would wait for its timeout.
     var hostMaxMessageBytes = 0
+    /// The host granted confirmation by echo (its welcome said so): its accepted writes get
+    /// no answer, so after a resync the unanswered ones go again. A relay, or a host that
+    /// predates it or has no heartbeats, answers every write.
+    var hostConfirmsByEcho = false
     /// The repeating liveness check, cancelled at close.
     private var livenessTimer: LoopThread.TimerID?
     /// Closes the engine when its loop shuts down; removed at close (on a shared loop the
@@ -380,6 +384,7 @@ final class ReplicaClient {
         sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
         hostMaxMessageBytes = Int(clamping: welcome.maxMessageBytes)
+        hostConfirmsByEcho = welcome.confirmsByEcho
         // The host answered, so what it reported before is past; a timeout is past only once
         // the view is live (a snapshot too large for the view times out after the welcome).
         shared.inner.withLock { inner in

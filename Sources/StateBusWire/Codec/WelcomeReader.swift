@@ -12,6 +12,8 @@ package struct WelcomeReader: Sendable {
     package var maxMessageBytes: UInt64 = 0
     package var sessionToken: [UInt8] = []
     package var schemaHash: UInt64 = 0
+    /// The host grants confirmation by echo on this connection (`Welcome.confirms_by_echo`).
+    package var confirmsByEcho = false
     /// Every object's name, in the welcome's order (their indexes).
     package var objectNames: [String] = []
     /// The object asked for: its index, and its properties' names and kinds.
@@ -47,6 +49,7 @@ package struct WelcomeReader: Sendable {
             case (6, .varint): maxMessageBytes = try reader.varint()
             case (7, .lengthDelimited): sessionToken = try reader.bytes()
             case (8, .fixed64): schemaHash = try reader.fixed64()
+            case (9, .varint): confirmsByEcho = try reader.varint() != 0
             default: try reader.skip(type)
             }
         }
@@ -88,6 +91,7 @@ package struct WelcomeReader: Sendable {
         maxMessageBytes = welcome.maxMessageBytes
         sessionToken = Array(welcome.sessionToken)
         schemaHash = welcome.schemaHash
+        confirmsByEcho = welcome.confirmsByEcho
         objectNames = welcome.objects.map(\.name)
         if let index = objectNames.firstIndex(of: name) {
             let table = welcome.objects[index].propertyTable

@@ -843,6 +843,11 @@ package nonisolated struct Statebus_V1_Welcome: Sendable {
   /// empty: the view's schema is current.
   package var schemaHash: UInt64 = 0
 
+  /// The hello asked for confirms_by_echo and this host grants it: accepted writes published at
+  /// once get no WriteReply on this connection. A relay, and a host without heartbeats, never
+  /// grant it (PROTOCOL.md, "Confirmation by echo").
+  package var confirmsByEcho: Bool = false
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -2358,7 +2363,7 @@ nonisolated extension Statebus_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Welcome"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0\u{3}session_token\0\u{3}schema_hash\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}epoch\0\u{3}updates_endpoint\0\u{3}host_name\0\u{1}objects\0\u{3}heartbeat_interval_ms\0\u{3}max_message_bytes\0\u{3}session_token\0\u{3}schema_hash\0\u{3}confirms_by_echo\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2374,6 +2379,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
       case 6: try { try decoder.decodeSingularUInt64Field(value: &self.maxMessageBytes) }()
       case 7: try { try decoder.decodeSingularBytesField(value: &self.sessionToken) }()
       case 8: try { try decoder.decodeSingularFixed64Field(value: &self.schemaHash) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.confirmsByEcho) }()
       default: break
       }
     }
@@ -2404,6 +2410,9 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if self.schemaHash != 0 {
       try visitor.visitSingularFixed64Field(value: self.schemaHash, fieldNumber: 8)
     }
+    if self.confirmsByEcho != false {
+      try visitor.visitSingularBoolField(value: self.confirmsByEcho, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2416,6 +2425,7 @@ nonisolated extension Statebus_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.maxMessageBytes != rhs.maxMessageBytes {return false}
     if lhs.sessionToken != rhs.sessionToken {return false}
     if lhs.schemaHash != rhs.schemaHash {return false}
+    if lhs.confirmsByEcho != rhs.confirmsByEcho {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
