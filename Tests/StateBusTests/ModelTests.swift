@@ -1,5 +1,5 @@
 import Foundation
-import StateBus
+@_spi(Testing) import StateBus
 import Synchronization
 import Testing
 
@@ -175,6 +175,26 @@ struct ModelTests {
         try await waitUntil("the rollback of isLoading") { view.isLoading == false }
         view.connection.dismissWriteError()
         #expect(view.connection.lastWriteError == nil)
+    }
+
+    @Test("a refusal stays shown when an earlier accepted edit of the same property is confirmed after it")
+    func refusalOutlivesAnEarlierAcceptance() async throws {
+        let truth = ProfileModel()
+        let host = try await serve(truth)
+        defer { host.stop() }
+        let view = try await ProfileModel.replica(controlEndpoint: host.controlEndpoint)
+        defer { view.connection.detach() }
+        // Both edits reach the host in one turn: the refusal of the second is answered at
+        // once, the first is confirmed by its publication at the end of the turn, after it.
+        let resume = await host.pauseLoopForTesting()
+        Bindable(view).user.email.wrappedValue = "bea@example.org"
+        Bindable(view).user.email.wrappedValue = "bea-at-example"
+        resume()
+        try await waitUntil("the host to take the first edit") { truth.user.email == "bea@example.org" }
+        try await waitUntil("the view to settle on the first edit") { view.user.email == "bea@example.org" }
+        // Before, the first edit's confirmation cleared the refusal of the second.
+        let error = view.connection.lastWriteError
+        #expect(error?.message.contains("not an email address") == true, "\(String(describing: error))")
     }
 
     @Test("a detached model is a plain observable object")

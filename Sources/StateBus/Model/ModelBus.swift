@@ -26,6 +26,10 @@ public final class ModelBus: Observable {
     private var _state = ConnectionState.live
     private var _lastWriteError: StateBusError?
     private var lastRejected: [PropertyChange]?
+    /// The write id of the refusal ``lastWriteError`` shows: only a later write's acceptance
+    /// clears it. Verdicts can arrive out of write order: an accepted write confirmed by its
+    /// echo hears after a refusal the host answered at once in the same turn.
+    private var lastRejectedWriteID: UInt64 = 0
 
     /// Creates a detached link; the macro makes one per model.
     public nonisolated init() {}
@@ -323,9 +327,13 @@ public final class ModelBus: Observable {
             do {
                 _ = try await receipt.accepted()
                 guard let self else { return }
-                if self._lastWriteError != nil, self.lastRejected?.first?.property == property { self.dismissWriteError() }
+                if self._lastWriteError != nil, receipt.writeID > self.lastRejectedWriteID, self.lastRejected?.first?.property == property {
+                    self.dismissWriteError()
+                }
             } catch let error as StateBusError {
-                guard let self else { return }
+                // An earlier write's refusal that comes after a later one's is not the last.
+                guard let self, receipt.writeID >= self.lastRejectedWriteID else { return }
+                self.lastRejectedWriteID = receipt.writeID
                 self.lastRejected = changes
                 self.setLastWriteError(error)
                 // A write the replica's full queue refused never showed there, so nothing
