@@ -115,6 +115,27 @@ struct ModelCollectionTests {
             configuration: HostConfiguration(name: "chores", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled))
     }
 
+    /// A host serving a ChoreBoard of `count` chores, and a plain replica (no model) that
+    /// writes to it, live.
+    private func servedWithWriter(chores count: Int) async throws -> (truth: ChoreBoard, host: StateHost, writer: Replica) {
+        let truth = ChoreBoard()
+        truth.chores = IdentifiedArray(uniqueElements: Self.chores(count))
+        let host = try await serve(truth)
+        do {
+            let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
+            do {
+                try await writer.waitUntilLive()
+            } catch {
+                writer.close()
+                throw error
+            }
+            return (truth, host, writer)
+        } catch {
+            host.stop()
+            throw error
+        }
+    }
+
     private static func chores(_ count: Int) -> [CountedChore] {
         (0..<count).map { CountedChore(id: $0, title: "chore \($0)") }
     }
@@ -152,14 +173,12 @@ struct ModelCollectionTests {
 
     @Test("the host's model takes a view's one-element change of a 2,000-item collection by decoding one element")
     func hostModelDecodesOneElement() async throws {
-        let truth = ChoreBoard()
-        truth.chores = IdentifiedArray(uniqueElements: Self.chores(2_000))
-        let host = try await serve(truth)
-        defer { host.stop() }
         // A view that writes values, so that it decodes nothing itself.
-        let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
-        defer { writer.close() }
-        try await writer.waitUntilLive()
+        let (truth, host, writer) = try await servedWithWriter(chores: 2_000)
+        defer {
+            writer.close()
+            host.stop()
+        }
 
         let before = choreDecodes.load(ordering: .relaxed)
         _ = try await writer.write([PropertyChange("chores", .replace, at: [.id(.int(700)), "done"], element: true)]).accepted()
@@ -182,13 +201,11 @@ struct ModelCollectionTests {
 
     @Test("the host's post-commit hook hears once of a view's element edit and a later whole write taken together, and sees both")
     func oneCommitPerPull() async throws {
-        let truth = ChoreBoard()
-        truth.chores = IdentifiedArray(uniqueElements: Self.chores(10))
-        let host = try await serve(truth)
-        defer { host.stop() }
-        let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
-        defer { writer.close() }
-        try await writer.waitUntilLive()
+        let (truth, host, writer) = try await servedWithWriter(chores: 10)
+        defer {
+            writer.close()
+            host.stop()
+        }
         truth.commits.removeAll()
         truth.doneAtCommits.removeAll()
 
@@ -321,13 +338,11 @@ struct ModelCollectionTests {
 
     @Test("the host's model that removes an element a view removed first, before it heard, ends with the host's list")
     func sameRemovalOnTheHost() async throws {
-        let truth = ChoreBoard()
-        truth.chores = IdentifiedArray(uniqueElements: Self.chores(10))
-        let host = try await serve(truth)
-        defer { host.stop() }
-        let writer = try Replica(object: "ChoreBoard", controlEndpoint: host.controlEndpoint)
-        defer { writer.close() }
-        try await writer.waitUntilLive()
+        let (truth, host, writer) = try await servedWithWriter(chores: 10)
+        defer {
+            writer.close()
+            host.stop()
+        }
 
         // A view's removal, applied by the host; the host's model has not taken it yet.
         let receipt = writer.write([PropertyChange("chores", .remove, at: [.id(.int(5))])])
