@@ -14,6 +14,20 @@ func cpuUsed(by loop: IOLoop, over window: Duration) async throws -> Duration {
     return after - before
 }
 
+/// The CPU time `loop`'s thread used from now until it reached `amount`, or until `limit`
+/// passed. A loop that polls busily gets there however busy the machine is, only later; a
+/// loop that sleeps never does. So a test can tell the two apart without timing a window a
+/// loaded machine may spend elsewhere. It looks every 20 ms (each look is a short wake-up).
+func cpuUsed(by loop: IOLoop, reaching amount: Duration, within limit: Duration) async throws -> Duration {
+    let before = try await loop.submit { _ in threadCPUTime() }
+    let deadline = ContinuousClock.now + limit
+    while true {
+        try await Task.sleep(for: .milliseconds(20))  // the pace of the looks, not a wait for an event
+        let used = try await loop.submit { _ in threadCPUTime() } - before
+        if used >= amount || ContinuousClock.now >= deadline { return used }
+    }
+}
+
 /// The calling thread's CPU time.
 func threadCPUTime() -> Duration {
     var spec = timespec()
