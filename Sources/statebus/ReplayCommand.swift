@@ -55,16 +55,37 @@ struct ReplayCommand: AsyncParsableCommand {
             configuration: HostConfiguration(name: "replay", controlEndpoint: control, persistence: .disabled))
         defer { host.stop() }
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) first=\(replay.firstSequence) last=\(replay.lastSequence)")
+        // A stop signal ends the play wherever it waits (for a typed line with --step, for a
+        // batch's recorded time otherwise), not only once it has played: before, a stepped
+        // replay ignored SIGTERM until the next line came, and was killed 5 s later.
+        let playing = Task { try await play(replay, on: host) }
+        let stopper = Task {
+            await stop.wait()
+            playing.cancel()
+        }
+        defer { stopper.cancel() }
+        let reached = try await playing.value
+        emit("stopped at sequence=\(reached)")
+        await stop.wait()
+    }
+
+    /// Applies the recorded batches at the pace asked for, until the last, `--until`, the
+    /// end of standard input (with `--step`) or the task's cancellation.
+    /// - Returns: the recorded sequence of the last batch applied.
+    private func play(_ replay: RecordedHistory, on host: StateHost) async throws -> UInt64 {
         var lines = step ? DemoNode.standardInputLines().makeAsyncIterator() : nil
         var reached = replay.firstSequence
         let start = ContinuousClock.now
-        play: for entry in replay.steps {
+        for entry in replay.steps {
             if let until, entry.sequence > until { break }
             if lines != nil {
-                guard await lines?.next() != nil else { break play }
+                // nil at the end of input, and once cancelled.
+                guard await lines?.next() != nil, !Task.isCancelled else { break }
             } else if speed > 0 {
                 let due = start + .nanoseconds(Int64(Double(entry.time) / speed))
-                if due > .now { try await Task.sleep(until: due) }
+                if due > .now {
+                    do { try await Task.sleep(until: due) } catch { break }  // cancelled: stopped
+                }
             }
             do {
                 _ = try host.apply(entry.changes, to: replay.object)
@@ -74,8 +95,7 @@ struct ReplayCommand: AsyncParsableCommand {
             reached = entry.sequence
             if step { emit("at sequence=\(reached)") }
         }
-        emit("stopped at sequence=\(reached)")
-        await stop.wait()
+        return reached
     }
 }
 

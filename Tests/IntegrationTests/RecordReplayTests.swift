@@ -68,6 +68,10 @@ struct RecordReplayTests {
         let write = try await runStatebus(["set", "--control", "ipc://\(folder)/replay", "--object", "Counter", "count", "9"])
         #expect(write.status == 1)
         #expect(write.output.contains { $0.contains("readOnly") }, "\(write.output)")
+        // Waiting for the next line, it still stops at once on SIGTERM (it ignored the signal
+        // until a line came, and was killed 5 s later).
+        let stopped = await replay.stop(grace: .seconds(30))
+        #expect(stopped == 0, "the stepped replay did not end on SIGTERM (nil: killed): \(replay.output.suffix(3))")
     }
 
     @Test("a file that is not a recording is refused, saying what it is not")
