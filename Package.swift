@@ -198,7 +198,7 @@ let package = Package(
         .testTarget(
             name: "StateBusTests",
             dependencies: [
-                "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire",
+                "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", "StateBusRuntime",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import Synchronization
 
 /// A child process started by a test or a launcher: its output lines can be awaited with a
@@ -203,6 +204,22 @@ public final class NodeProcess: Sendable {
         }
         outputEnd.wait(upTo: .seconds(2))
         return state.withLock { $0.exitStatus }
+    }
+
+    /// ``terminate(grace:)`` without blocking the calling thread, for async code: the wait
+    /// (up to `grace`, then for the kill) runs on a thread of its own, not on one of the few
+    /// threads that run every task.
+    /// - Returns: the exit status, or `nil` when it had to be killed.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(5)) async -> Int32? {
+        await onThreadOfItsOwn { self.terminate(grace: grace) }
+    }
+
+    /// ``waitForExit(timeout:)`` without blocking the calling thread, for async code.
+    /// - Returns: its exit status.
+    /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
+    public func exited(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        try await onThreadOfItsOwn { () throws -> Int32 in try self.waitForExit(timeout: timeout) }
     }
 
     /// Waits for the current run to exit by itself.

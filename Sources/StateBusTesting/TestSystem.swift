@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import Synchronization
 
 /// The hosts, replicas and child processes of one test, and the temporary folder they use.
@@ -168,7 +169,9 @@ public final class TestSystem: Sendable {
 }
 
 /// Runs `body` with a fresh ``TestSystem`` and shuts the system down when `body` ends,
-/// whether it returns, throws, or its task is cancelled.
+/// whether it returns, throws, or its task is cancelled. The shut-down, which waits for
+/// processes to end, runs on a thread of its own: on the threads that run every task, it
+/// held back other tests' tasks for seconds.
 /// - Parameters:
 ///   - name: names the temporary folder (default: the calling function).
 ///   - isolation: the caller's isolation, inherited by `body`.
@@ -182,10 +185,10 @@ public func withTestSystem<Result>(
     let system = try TestSystem(name: name)
     do {
         let result = try await body(system)
-        system.shutDown()
+        await onThreadOfItsOwn { system.shutDown() }
         return result
     } catch {
-        system.shutDown()
+        await onThreadOfItsOwn { system.shutDown() }
         throw error
     }
 }

@@ -31,11 +31,11 @@ struct DiskFaultTests {
 
     /// What `statebus get` prints for a property (as JSON: a string in quotes): a read
     /// through a view of its own.
-    static func get(_ property: String, in folder: String) throws -> String? {
+    static func get(_ property: String, in folder: String) async throws -> String? {
         let get = try NodeProcess(
             executable: try BuiltProducts.executable("statebus"),
             arguments: ["get", "--control", "ipc://\(folder)/control", "--object", "Settings", property], name: "get")
-        guard try get.waitForExit(timeout: .seconds(30)) == 0 else { return nil }
+        guard try await get.exited(timeout: .seconds(30)) == 0 else { return nil }
         return get.output.last
     }
 
@@ -85,8 +85,8 @@ struct DiskFaultTests {
         // A read shows the host applied the write (a snapshot holds the host's current
         // values) while its commit waits for the lock: the host answers it meanwhile.
         let deadline = ContinuousClock.now + .seconds(60)
-        var read = try Self.get("theme", in: folder)
-        while read != #""blocked""#, ContinuousClock.now < deadline { read = try Self.get("theme", in: folder) }
+        var read = try await Self.get("theme", in: folder)
+        while read != #""blocked""#, ContinuousClock.now < deadline { read = try await Self.get("theme", in: folder) }
         #expect(read == #""blocked""#, "the host did not answer a read while its commit waited")
         let joiner = try await Self.liveReplica(in: folder)
         defer { joiner.close() }
@@ -124,7 +124,7 @@ struct DiskFaultTests {
         #expect(error.message.contains(database))
         #expect(error.message.contains("locked"))
         try await writer.waitFor(timeout: .seconds(30), "the view back at the stored value") { $0["theme"] == "stored" }
-        #expect(try Self.get("theme", in: folder) == #""stored""#)
+        #expect(try await Self.get("theme", in: folder) == #""stored""#)
         // The next write tries the disk again.
         _ = try await writer.write("theme", to: "after").accepted()
         #expect(try Self.stored("theme", in: database) == "after")

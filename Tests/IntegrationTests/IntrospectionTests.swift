@@ -24,9 +24,9 @@ struct IntrospectionTests {
         ])
 
     /// Runs `statebus ARGUMENTS` to its end.
-    static func statebus(_ arguments: [String], in system: TestSystem) throws -> (status: Int32, output: [String]) {
+    static func statebus(_ arguments: [String], in system: TestSystem) async throws -> (status: Int32, output: [String]) {
         let process = try system.startProcess(executable: system.statebus, arguments: arguments, name: "statebus \(arguments[0])")
-        let status = try process.waitForExit(timeout: .seconds(60))
+        let status = try await process.exited(timeout: .seconds(60))
         return (status, process.output)
     }
 
@@ -37,38 +37,38 @@ struct IntrospectionTests {
             let at = ["--control", host.controlEndpoint, "--object", "Profile"]
 
             // A path write, accepted.
-            var run = try Self.statebus(["set"] + at + ["user.email", #""bea@example.org""#], in: system)
+            var run = try await Self.statebus(["set"] + at + ["user.email", #""bea@example.org""#], in: system)
             #expect(run.status == 0, "\(run.output)")
             #expect(run.output.contains("accepted at sequence 1"))
 
             // Rejected by the model's validator: the reason is shown, the exit code says so,
             // and nothing changed.
-            run = try Self.statebus(["set"] + at + ["user.email", #""no-at-sign""#], in: system)
+            run = try await Self.statebus(["set"] + at + ["user.email", #""no-at-sign""#], in: system)
             #expect(run.status != 0)
             #expect(
                 run.output.contains { $0.contains("rejected: validationFailed") && $0.contains("'no-at-sign' is not an email address") },
                 "\(run.output)")
-            run = try Self.statebus(["set"] + at + ["isLoading", "true", "--json"], in: system)
+            run = try await Self.statebus(["set"] + at + ["isLoading", "true", "--json"], in: system)
             #expect(run.status != 0)
             #expect(run.output.contains { $0.hasPrefix(#"{"accepted":false,"code":"readOnly""#) }, "\(run.output)")
             #expect(host.value(of: "user", in: "Profile") == ["username": "anna", "email": "bea@example.org"])
             #expect(host.sequence(of: "Profile") == 1)
 
             // Bad input is refused with what to do, before anything is sent.
-            run = try Self.statebus(["set"] + at + ["user.email", "unquoted"], in: system)
+            run = try await Self.statebus(["set"] + at + ["user.email", "unquoted"], in: system)
             #expect(run.status != 0)
             #expect(run.output.contains { $0.contains("is not a JSON value") })
 
-            run = try Self.statebus(["get"] + at + ["user.email"], in: system)
+            run = try await Self.statebus(["get"] + at + ["user.email"], in: system)
             #expect(run.status == 0)
             #expect(run.output.last == #""bea@example.org""#)
 
-            run = try Self.statebus(["dump"] + at + ["--json"], in: system)
+            run = try await Self.statebus(["dump"] + at + ["--json"], in: system)
             #expect(run.status == 0)
             let dump = try #require(run.output.last)
             #expect(dump.contains(#""sequence":1,"values":{"isLoading":false,"user":{"email":"bea@example.org","username":"anna"}}"#), "\(dump)")
 
-            run = try Self.statebus(["objects", "--control", host.controlEndpoint], in: system)
+            run = try await Self.statebus(["objects", "--control", host.controlEndpoint], in: system)
             #expect(run.status == 0)
             // Typed properties show their Swift type; read-only ones say so.
             #expect(run.output.contains("  user: Person"), "\(run.output)")

@@ -28,16 +28,16 @@ struct PersistenceProcessTests {
     }
 
     /// Waits for a host that must refuse to start, and returns what it printed.
-    static func refusal(of host: NodeProcess) throws -> String {
-        defer { host.terminate() }
-        #expect(try host.waitForExit(timeout: .seconds(60)) != 0)
+    static func refusal(of host: NodeProcess) async throws -> String {
+        #expect(try await host.exited(timeout: .seconds(60)) != 0)
+        await host.stop()
         let output = host.output.joined(separator: "\n")
         #expect(!output.contains("ready "))
         return output
     }
 
     @Test("a read-only database file is refused, naming it and what to do")
-    func readOnlyFile() throws {
+    func readOnlyFile() async throws {
         let folder = try Self.folder()
         let database = "\(folder)/counter.sqlite"
         let store = try SQLitePropertyStore(path: database)
@@ -46,20 +46,20 @@ struct PersistenceProcessTests {
         try FileManager.default.removeItem(atPath: database + ".lock")
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: folder)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: database)
-        let output = try Self.refusal(of: Self.host(database: database, control: "ipc://\(folder)/control", unprivileged: true))
+        let output = try await Self.refusal(of: Self.host(database: database, control: "ipc://\(folder)/control", unprivileged: true))
         #expect(output.contains("database \(database)"), "\(output)")
         #expect(output.contains("read-only"))
         #expect(output.contains("chmod u+w"))
     }
 
     @Test("a read-only folder is refused, naming the file and what to do")
-    func readOnlyFolder() throws {
+    func readOnlyFolder() async throws {
         let parent = try Self.folder()
         let folder = "\(parent)/state"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o555])
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: parent)
         let database = "\(folder)/counter.sqlite"
-        let output = try Self.refusal(of: Self.host(database: database, control: "ipc://\(parent)/control", unprivileged: true))
+        let output = try await Self.refusal(of: Self.host(database: database, control: "ipc://\(parent)/control", unprivileged: true))
         #expect(output.contains("database \(database)"), "\(output)")
         #expect(output.contains("the folder must be writable"))
         #expect(!FileManager.default.fileExists(atPath: database))
@@ -72,7 +72,7 @@ struct PersistenceProcessTests {
         let first = try Self.host(database: database, control: "ipc://\(folder)/first")
         defer { first.terminate() }
         try await first.waitForLine("ready") { $0.hasPrefix("ready ") }
-        let output = try Self.refusal(of: Self.host(database: database, control: "ipc://\(folder)/second"))
+        let output = try await Self.refusal(of: Self.host(database: database, control: "ipc://\(folder)/second"))
         #expect(output.contains("database \(database)"), "\(output)")
         #expect(output.contains("another host (pid \(first.pid))"))
         #expect(first.isRunning)

@@ -32,21 +32,21 @@ struct PrivateFilesTests {
     }
 
     /// Runs a process that must fail, and returns what it printed.
-    static func failure(of process: NodeProcess) throws -> String {
-        defer { process.terminate() }
-        #expect(try process.waitForExit(timeout: .seconds(60)) != 0)
+    static func failure(of process: NodeProcess) async throws -> String {
+        #expect(try await process.exited(timeout: .seconds(60)) != 0)
+        await process.stop()
         return process.output.joined(separator: "\n")
     }
 
     @Test("a runtime folder other users can enter is refused by hosts and clients, naming it and what to do")
-    func openFolderIsRefused() throws {
+    func openFolderIsRefused() async throws {
         let base = try Self.runtimeBase()
         defer { try? FileManager.default.removeItem(atPath: base) }
         let folder = "\(base)/statebus"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
         chmod(folder, 0o777)  // as another local user could have left it
 
-        let hostOutput = try Self.failure(of: Self.host(runtime: base))
+        let hostOutput = try await Self.failure(of: Self.host(runtime: base))
         #expect(hostOutput.contains(folder), "\(hostOutput)")
         #expect(hostOutput.contains("mode 777"), "\(hostOutput)")
         #expect(hostOutput.contains("chmod 700 \(folder)"), "\(hostOutput)")
@@ -56,7 +56,7 @@ struct PrivateFilesTests {
         let get = try Self.statebus(
             ["get", "--control", "ipc://\(folder)/statebus.control", "--object", "Counter", "--timeout", "60", "count"],
             runtime: base, name: "get")
-        let getOutput = try Self.failure(of: get)
+        let getOutput = try await Self.failure(of: get)
         #expect(getOutput.contains(folder), "\(getOutput)")
         #expect(getOutput.contains("chmod 700"), "\(getOutput)")
         #expect(getOutput.contains("not connecting to"), "\(getOutput)")
@@ -64,14 +64,14 @@ struct PrivateFilesTests {
     }
 
     @Test("a runtime folder that is a symbolic link is refused")
-    func symlinkIsRefused() throws {
+    func symlinkIsRefused() async throws {
         let base = try Self.runtimeBase()
         defer { try? FileManager.default.removeItem(atPath: base) }
         let elsewhere = "\(base)/elsewhere"
         try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         try FileManager.default.createSymbolicLink(atPath: "\(base)/statebus", withDestinationPath: elsewhere)
 
-        let output = try Self.failure(of: Self.host(runtime: base))
+        let output = try await Self.failure(of: Self.host(runtime: base))
         #expect(output.contains("\(base)/statebus is a symbolic link"), "\(output)")
         #expect(FileManager.default.fileExists(atPath: "\(elsewhere)/statebus.control") == false)
     }

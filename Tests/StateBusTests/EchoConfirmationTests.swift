@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import StateBus
+import StateBusRuntime
 import StateBusWire
 import Testing
 import ZeroMQ
@@ -15,32 +16,36 @@ struct EchoConfirmationTests {
         let host = try await Fixtures.host(heartbeat: heartbeat)
         defer { host.stop() }
         // The raw client's receives block: on a thread of their own, not one of the two that
-        // run every test's async code (and a served model's actions).
-        return try await onThreadOfItsOwn {
+        // run every test's async code (and a served model's actions). The checks are made
+        // here, on the test's task, from what it returns.
+        let (granted, answers, appliedFirst) = try await onThreadOfItsOwn { () throws -> (Bool, [String], Bool) in
             let context = try Context()
             defer { context.terminate() }
             let client = try RawClient(context: context, endpoint: host.controlEndpoint)
             defer { client.socket.close() }
             let welcome = try client.hello(confirmsByEcho: confirmsByEcho)
-            // The welcome says whether the host grants it: the view then knows to send its
-            // unanswered writes again after a resync.
-            #expect(welcome.confirmsByEcho == (confirmsByEcho && heartbeat != nil))
             try client.send(RawClient.request(id: 10, RawClient.write(object: "SharedData", property: "counter", value: .int(5), writeID: 1)))
             try client.send(RawClient.request(id: 11, RawClient.write(object: "SharedData", property: "noSuchProperty", value: .int(1), writeID: 2)))
             // The pong comes after anything the host would still answer to the writes.
             try client.send(RawClient.request(id: 12, .ping(Statebus_V1_Ping())))
             var answers: [String] = []
+            var appliedFirst = true
             while true {
                 guard let reply = try client.reply() else { throw StateBusError(.timeout, "no answer within 20 s after \(answers)") }
                 switch reply.body {
                 case .writeReply(let answer): answers.append("write \(answer.writeID) \(answer.accepted ? "accepted" : "refused")")
-                case .pong: return answers
+                case .pong: return (welcome.confirmsByEcho, answers, appliedFirst)
                 default: answers.append("\(reply)")
                 }
-                // Handled in order: the accepted write was applied before anything was answered.
-                #expect(host.value(of: "counter", in: "SharedData") == 5)
+                if host.value(of: "counter", in: "SharedData") != 5 { appliedFirst = false }
             }
         }
+        // The welcome says whether the host grants it: the view then knows to send its
+        // unanswered writes again after a resync.
+        #expect(granted == (confirmsByEcho && heartbeat != nil))
+        // Handled in order: the accepted write was applied before anything was answered.
+        #expect(appliedFirst, "an answer came before the accepted write was applied")
+        return answers
     }
 
     @Test(
@@ -91,12 +96,5 @@ struct EchoConfirmationTests {
         #expect(sequence == host.sequence(of: "SharedData"))
         try await replica.waitFor(timeout: .seconds(20), "the heartbeat's resync") { $0["counter"] == 7 }
         #expect(host.statistics.duplicateWrites == 0)
-    }
-}
-
-/// Runs blocking work on a thread of its own and waits for it without holding the caller's.
-func onThreadOfItsOwn<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }
