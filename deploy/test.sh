@@ -22,7 +22,9 @@ python3 -c 'import selenium' 2>/dev/null \
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
-swift test 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee "$log"
+# The statebus commands the tests run wait up to 60 s for a host (STATEBUS_TIMEOUT), not
+# 10: early in a run the tests start dozens of processes at once on two cores.
+STATEBUS_TIMEOUT="${STATEBUS_TIMEOUT:-60}" swift test 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
 

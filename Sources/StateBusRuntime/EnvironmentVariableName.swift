@@ -26,6 +26,9 @@ public enum EnvironmentVariableName {
     public static let hostKeyFile = "STATEBUS_HOST_KEY_FILE"
     /// `STATEBUS_AUTHORIZED_KEYS_FILE`: for a host, the path of its authorized keys file.
     public static let authorizedKeysFile = "STATEBUS_AUTHORIZED_KEYS_FILE"
+    /// `STATEBUS_TIMEOUT`: seconds the command-line tool waits for a host when `--timeout`
+    /// is not given (10 without it). For scripts and tests on a slow or busy machine.
+    public static let timeout = "STATEBUS_TIMEOUT"
     /// `STATEBUS_BIN_DIR`: where the testing product looks for built executables such as
     /// `statebus`, when they are not next to the test bundle.
     public static let binDirectory = "STATEBUS_BIN_DIR"

@@ -4,7 +4,8 @@ import StateBus
 import StateBusRuntime
 
 /// Where a host is and which object to bind: by flag, or from the environment the
-/// launcher injects (`STATEBUS_CONTROL`, `STATEBUS_OBJECT`).
+/// launcher injects (`STATEBUS_CONTROL`, `STATEBUS_OBJECT`); how long to wait for it: by
+/// flag, or `STATEBUS_TIMEOUT` (for scripts and tests on a slow or busy machine).
 struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "The host's control endpoint (default: $STATEBUS_CONTROL).")
     var control: String?
@@ -12,8 +13,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .long, help: "The object to bind (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS).")
     var object: String?
 
-    @Option(name: .long, help: "Seconds to wait for the host.")
-    var timeout: Double = 10
+    @Option(name: .long, help: "Seconds to wait for the host (default: $STATEBUS_TIMEOUT, else 10).")
+    var timeout: Double?
+
+    /// The wait when neither `--timeout` nor `STATEBUS_TIMEOUT` gives one.
+    static let defaultTimeout: Double = 10
 
     @Option(name: .long, help: "This client's CURVE secret key file, for a host with keys (default: $STATEBUS_KEY_FILE).")
     var key: String?
@@ -60,8 +64,16 @@ struct ConnectionOptions: ParsableArguments {
             ?? environment[EnvironmentVariableName.objects]?.split(separator: ",").first.map(String.init)
     }
 
-    /// `--timeout` as a `Duration`.
-    var deadline: Duration { .milliseconds(Int(timeout * 1000)) }
+    /// `--timeout`, else `STATEBUS_TIMEOUT`, else ``defaultTimeout``, in seconds; `nil` when
+    /// `STATEBUS_TIMEOUT` is set but not a number (``validate()`` says so).
+    var timeoutSeconds: Double? {
+        if let timeout { return timeout }
+        guard let text = ProcessInfo.processInfo.environment[EnvironmentVariableName.timeout] else { return Self.defaultTimeout }
+        return Double(text.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The wait for the host as a `Duration`.
+    var deadline: Duration { .milliseconds(Int((timeoutSeconds ?? Self.defaultTimeout) * 1000)) }
 
     /// Rejects a missing endpoint and a timeout that is not positive, before any command runs.
     func validate() throws {
@@ -69,7 +81,11 @@ struct ConnectionOptions: ParsableArguments {
             throw ValidationError(
                 "no host endpoint: pass --control ENDPOINT (for example ipc:///run/user/1000/statebus/demo.control) or set STATEBUS_CONTROL")
         }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+        let source = timeout != nil ? "--timeout" : EnvironmentVariableName.timeout
+        guard let seconds = timeoutSeconds, seconds > 0, seconds.isFinite else {
+            let given = timeout.map { "\($0)" } ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.timeout] ?? ""
+            throw ValidationError("\(source) must be a positive number of seconds (such as 30 or 2.5), got '\(given)'")
+        }
     }
 
     /// The object to bind, for the commands that need one (`objects` does not, so

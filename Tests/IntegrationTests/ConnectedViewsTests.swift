@@ -75,5 +75,20 @@ struct ConnectedViewsTests {
         let run = try await runStatebus(["views", "--control", "ipc://\(folder.path)/nobody", "--timeout", "1"])
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("no host answered at ipc://\(folder.path)/nobody within") }, "\(run.output)")
+
+        // Without --timeout, STATEBUS_TIMEOUT sets the wait; one that is not a number is
+        // refused, naming the variable; --timeout wins over it.
+        let statebus = try BuiltProducts.executable("statebus")
+        let nobody = ["views", "--control", "ipc://\(folder.path)/nobody"]
+        let fromEnvironment = try await OneShotCommand.run(statebus, nobody, environment: ["STATEBUS_TIMEOUT": "1.5"])
+        #expect(fromEnvironment.status != 0)
+        #expect(fromEnvironment.output.contains { $0.contains("within 1.5 seconds") }, "\(fromEnvironment.output)")
+        let unreadable = try await OneShotCommand.run(statebus, nobody, environment: ["STATEBUS_TIMEOUT": "soon"])
+        #expect(unreadable.status != 0)
+        #expect(
+            unreadable.output.contains { $0.contains("STATEBUS_TIMEOUT must be a positive number of seconds (such as 30 or 2.5), got 'soon'") },
+            "\(unreadable.output)")
+        let flagWins = try await OneShotCommand.run(statebus, nobody + ["--timeout", "1"], environment: ["STATEBUS_TIMEOUT": "soon"])
+        #expect(flagWins.output.contains { $0.contains("within 1.0 seconds") }, "\(flagWins.output)")
     }
 }
