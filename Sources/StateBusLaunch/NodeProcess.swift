@@ -10,8 +10,10 @@ import Synchronization
 /// is seen by another that blocks in the kernel (``ChildExit``): nothing polls. Thread
 /// safety: every method may be called from any thread or task; the synchronous stops
 /// (``kill()``, ``pause()``, ``terminate(grace:)``, ``waitForExit(timeout:)``) block the
-/// caller until the event or its deadline. Dropping the last reference to a running process
-/// asks it to stop (SIGTERM) and kills it 2 s later if it has not, without blocking.
+/// caller until the event or its deadline; in async code, await ``stop(grace:)`` and
+/// ``exited(timeout:)`` instead, which wait on a thread of their own rather than on one of
+/// the few that run every task. Dropping the last reference to a running process asks it to
+/// stop (SIGTERM) and kills it 2 s later if it has not, without blocking.
 public final class NodeProcess: Sendable {
     /// The executable.
     public let executable: URL

@@ -62,7 +62,9 @@ struct EchoConfirmationTests {
     func lostEchoConfirmedAfterResync() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        var configuration = ReplicaConfiguration()
+        // Patient with silence: a reconnection for missed heartbeats on a loaded machine
+        // would send the write again once more, and count a second copy.
+        var configuration = ReplicaConfiguration(missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(10))
         // Long enough that the heartbeat's resync comes first; short enough that a receipt
         // left waiting fails this test within a minute.
         configuration.writeTimeout = .seconds(45)
@@ -85,7 +87,8 @@ struct EchoConfirmationTests {
     func answeredWhenNotConfirmingByEcho() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        var configuration = ReplicaConfiguration()
+        // Patient with silence, as above: here no copy may be counted at all.
+        var configuration = ReplicaConfiguration(missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(10))
         configuration.confirmsWritesByEcho = false
         let replica = try Replica(object: "SharedData", controlEndpoint: host.controlEndpoint, configuration: configuration)
         defer { replica.close() }
