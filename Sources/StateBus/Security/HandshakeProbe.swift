@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import ZeroMQ
 
 extension HostDescription {
@@ -16,11 +17,8 @@ extension HostDescription {
     /// - Throws: `StateBusError.timeout` when no host with that key answered in time.
     public static func probeHandshake(controlEndpoint: String, hostPublicKey: String, timeout: Duration = .seconds(5)) async throws {
         // Blocking receives with a deadline, so on a thread of their own, off the pool.
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            Thread.detachNewThread {
-                continuation.resume(
-                    with: Result { try awaitHandshake(controlEndpoint: controlEndpoint, hostPublicKey: hostPublicKey, timeout: timeout) })
-            }
+        try await onThreadOfItsOwn { () throws in
+            try awaitHandshake(controlEndpoint: controlEndpoint, hostPublicKey: hostPublicKey, timeout: timeout)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import StateBus
 import StateBusLaunch
+import StateBusRuntime
 import Synchronization
 import ZeroMQ
 
@@ -126,7 +127,7 @@ struct EchoBench {
         let stop = StopFlag()
         let cpu = pinnedCPU
         let relay = Task {
-            try await BlockingThread.run("bench-raw-relay") {
+            try await onThreadOfItsOwn(named: "bench-raw-relay") {
                 try RawRelay.run(control: control, updates: updates, echo: path == .own, cpu: cpu, stop: stop)
             }
         }

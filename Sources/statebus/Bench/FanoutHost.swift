@@ -45,7 +45,7 @@ enum FanoutHost {
             }
         }
         defer { churner.cancel() }
-        try await BlockingThread.run("bench-fanout-commands") {
+        await onThreadOfItsOwn(named: "bench-fanout-commands") {
             var value: Int64 = 1_000_000_000
             while let line = readLine() {
                 let words = line.split(separator: " ")

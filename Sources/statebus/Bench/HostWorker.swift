@@ -52,7 +52,7 @@ enum HostWorker {
         // Standard input is read on a thread of its own (a blocking read never holds a
         // thread of the cooperative pool); this returns when the bench closes it, and the
         // bench terminates the process anyway.
-        try await BlockingThread.run("bench-host-commands") {
+        await onThreadOfItsOwn(named: "bench-host-commands") {
             while let line = readLine() {
                 guard line == "memory" else { continue }
                 let memory = ProcessMemory.read()

@@ -90,7 +90,7 @@ struct ThroughputBench {
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let (subscribers, count, size) = (views, updates, 8 + kind.valueBytes)
-        let started = try await BlockingThread.run("bench-raw-pub") {
+        let started = try await onThreadOfItsOwn(named: "bench-raw-pub") {
             try Self.publish(endpoint: endpoint, subscribers: subscribers, count: count, size: size)
         }
         return try await collect(processes, started: started)
