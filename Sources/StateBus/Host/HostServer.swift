@@ -28,9 +28,12 @@ final class HostServer {
     /// Answers to the writes handled since the last publication, in order: each goes out
     /// with its batch (``publishPending()``), at the end of the loop turn at the latest.
     var turnReplies: [PendingReply] = []
-    /// Whether this turn applied a batch whose answer already went out: it must still be
-    /// published at the end of the turn.
+    /// Whether this turn applied a batch whose answer already went out (or that confirms by
+    /// echo): it must still be published at the end of the turn.
     var publishDue = false
+    /// Whether this turn of the control socket already published a write at once: only the
+    /// first write of a turn does (``handleWrite(_:from:)``), the rest gather.
+    var turnPublishedAtOnce = false
     /// Whether a publication of a burst of the host's own changes is due on a timer.
     var burstTimerArmed = false
     /// How long a burst of the host's own changes gathers before the loop publishes it: a
@@ -201,6 +204,7 @@ final class HostServer {
     // MARK: Control channel
 
     private func controlReadable() {
+        turnPublishedAtOnce = false
         // Everything handled in this turn is published (and its answers sent) together; what
         // waits for durability joins the next group commit.
         defer {
