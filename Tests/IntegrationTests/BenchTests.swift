@@ -51,6 +51,13 @@ struct BenchTests {
         for row in rows where row["statebus"] == nil {
             #expect((row["note"] as? String)?.isEmpty == false, "row without figure or reason: \(row)")
         }
+        // Each echo figure is a median of rounds, and says how far apart its rounds were.
+        for key in ["echo.own.p50", "echo.other.p50", "echo.own.pinned.p50", "echo.other.pinned.p50"] {
+            let row = try #require(rows.first { $0["key"] as? String == key }, "no row \(key)")
+            let note = row["note"] as? String ?? ""
+            let ratios = note.components(separatedBy: "each round's ratio: ").last?.components(separatedBy: ", ") ?? []
+            #expect(note.contains("each round's ratio: ") && ratios.count == 2 && ratios.allSatisfy { $0.hasSuffix("x") }, "\(key): \(note)")
+        }
         // The tests' debug build loads the Swift runtime as shared libraries; the memory row
         // says which way the view it measured was linked.
         let memory = try #require(rows.first { ($0["measure"] as? String)?.hasPrefix("view peak RSS") == true })

@@ -143,7 +143,7 @@ struct BenchPlan: Sendable {
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
-        echoWrites: 500, echoWarmup: 50, echoRounds: 1, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
+        echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
         durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200
     )
     static let quick = BenchPlan(

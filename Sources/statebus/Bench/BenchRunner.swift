@@ -114,7 +114,10 @@ struct BenchRunner {
         let roundsNote = rounds > 1 ? "the median of \(rounds) rounds' figures, StateBus and raw taking turns" : nil
         let p50 = BenchReport.Row(
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
-            note: statebus == nil ? "not available: the run or its check failed (see the checks)" : roundsNote, key: "\(name).p50")
+            note: statebus == nil
+                ? "not available: the run or its check failed (see the checks)"
+                : [roundsNote, Self.roundRatios(statebusRounds, rawRounds)].compactMap { $0 }.joined(separator: "; "),
+            key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
             BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
@@ -127,6 +130,15 @@ struct BenchRunner {
                         : roundsNote,
                     key: "\(name).p999"))
         }
+    }
+
+    /// Each round's StateBus/raw ratio at p50, lowest first ("rounds: 0.98x, 1.05x, ..."): how
+    /// far apart the rounds of one run are, which tells a missed or met bar from noise. `nil`
+    /// with fewer than two complete pairs of rounds.
+    static func roundRatios(_ statebus: [EchoBench.Outcome], _ raw: [EchoBench.Outcome]) -> String? {
+        let ratios = zip(statebus, raw).compactMap { pair in pair.1.p50 > 0 ? pair.0.p50 / pair.1.p50 : nil }.sorted()
+        guard ratios.count > 1 else { return nil }
+        return "each round's ratio: " + ratios.map { String(format: "%.2fx", $0) }.joined(separator: ", ")
     }
 
     /// Runs one round of an echo figure unless an earlier one failed: a failed or
