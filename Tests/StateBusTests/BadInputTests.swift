@@ -10,9 +10,12 @@ struct RawClient {
     let socket: Socket
 
     init(context: Context, endpoint: String) throws {
-        socket = try Socket(context: context, type: .dealer)
+        self.init(socket: try Socket(context: context, type: .dealer))
         try socket.connect(endpoint)
     }
+
+    /// A client on a DEALER socket set up by the caller (options that must precede `connect`).
+    init(socket: Socket) { self.socket = socket }
 
     func send(frames: [[UInt8]]) throws { try socket.send(multipart: frames) }
 

@@ -308,6 +308,64 @@ struct WritePathTests {
         #expect(host.statistics.droppedClients >= 1)
         #expect(try await Self.verdict(reader.write("sharedText", to: "served")).isSuccess)
     }
+
+    @Test("a client that reads its backlog at last gets it at the socket's pace, and its parked writes reach every view")
+    func parkedWritesArePublished() async throws {
+        let folder = Fixtures.temporaryFolder()
+        // Heartbeats, and the watching view's own pings, far apart: nothing but the host's
+        // backlog timer runs once the writer reads.
+        var configuration = HostConfiguration(name: "parked", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
+        configuration.heartbeatInterval = .seconds(120)
+        configuration.maxClientBacklogBytes = 64 << 20
+        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        defer { host.stop() }
+        let reader = try await Self.replica(of: host, ReplicaConfiguration(requestTimeout: .seconds(120)))
+        defer { reader.close() }
+        let joined = reader.statistics
+
+        // A raw client that says hello, then floods pings without reading their answers, so
+        // that the host holds its replies and parks its next requests: two writes.
+        let context = try Context()
+        let writer = RawClient(socket: try Socket(context: context, type: .dealer))
+        try writer.socket.set(.receiveHighWaterMark, 1)
+        // The host reads (and parks) every request, so a send that cannot go in 10 s is a
+        // failure, not a wait.
+        try writer.socket.set(.sendTimeout, 10_000)
+        try writer.socket.connect(host.controlEndpoint)
+        defer { writer.socket.close() }
+        try writer.hello()
+        let before = host.statistics.requests
+        // Far more answers than the host's queue, the socket buffers and the writer's one
+        // slot hold (about 12,000 pongs here).
+        let pings = 50_000
+        let ping = try RawClient.request(.ping(Statebus_V1_Ping())).serializedBytes() as [UInt8]
+        for _ in 0..<pings { try writer.socket.send(ping) }
+        try writer.send(RawClient.request(id: 8, RawClient.write(object: "SharedData", property: "sharedText", value: "parked-1", writeID: 1)))
+        try writer.send(RawClient.request(id: 9, RawClient.write(object: "SharedData", property: "sharedText", value: "parked-2", writeID: 2)))
+        // Every request read by the host, and the writes not applied: they are parked.
+        let deadline = ContinuousClock.now + .seconds(60)
+        while host.statistics.requests < before + pings + 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(host.statistics.requests >= before + pings + 2, "the host read \(host.statistics.requests - before) of \(pings + 2) requests")
+        #expect(host.value(of: "sharedText", in: "SharedData") == "", "the writes were not parked behind the unread replies")
+
+        // The writer reads every answer now; the host's backlog timer sends the rest as fast
+        // as the socket takes them (it sent one per 10 ms tick when the replies were equal,
+        // as pongs are: 271 s for 30,000), then handles the parked writes.
+        var answered = 0
+        var pongs = 0
+        let reading = ContinuousClock.now
+        while answered < 2, ContinuousClock.now - reading < .seconds(60), let reply = try writer.reply() {
+            if case .pong = reply.body { pongs += 1 }
+            if case .writeReply(let answer) = reply.body {
+                #expect(answer.accepted, "\(answer)")
+                answered += 1
+            }
+        }
+        #expect(answered == 2, "the writer got \(answered) of 2 write answers (and \(pongs) of \(pings) pongs) in 60 s")
+        print("parked writes: \(pongs) pongs read before the write answers, in \(ContinuousClock.now - reading)")
+        try await reader.waitFor(timeout: .seconds(20), "the last parked write") { $0["sharedText"] == "parked-2" }
+        #expect(reader.statistics.appliedSnapshots == joined.appliedSnapshots, "the view took a snapshot instead of the publication")
+    }
 }
 
 extension Result {
