@@ -80,7 +80,7 @@ final class RecordingRelay: Sendable {
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             guard count > 0 else { break }
-            if let bytesPerSecond { Thread.sleep(forTimeInterval: Double(count) / Double(bytesPerSecond)) }
+            if let bytesPerSecond { Thread.sleep(forTimeInterval: Double(count) / Double(bytesPerSecond)) }  // the rate simulated
             recorded.withLock { $0.append(contentsOf: buffer[0..<count]) }
             var sent = 0
             while sent < count {

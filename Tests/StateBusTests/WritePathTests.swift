@@ -344,6 +344,7 @@ struct WritePathTests {
         try writer.send(RawClient.request(id: 9, RawClient.write(object: "SharedData", property: "sharedText", value: "parked-2", writeID: 2)))
         // Every request read by the host, and the writes not applied: they are parked.
         let deadline = ContinuousClock.now + .seconds(60)
+        // The host signals nothing per request read: its counter is looked at, 2 ms apart.
         while host.statistics.requests < before + pings + 2, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
         #expect(host.statistics.requests >= before + pings + 2, "the host read \(host.statistics.requests - before) of \(pings + 2) requests")
         #expect(host.value(of: "sharedText", in: "SharedData") == "", "the writes were not parked behind the unread replies")

@@ -49,7 +49,7 @@ func withDeadline<Result: Sendable>(_ limit: Duration, _ body: @escaping @Sendab
     try await withThrowingTaskGroup(of: Result?.self) { group in
         group.addTask { try await body() }
         group.addTask {
-            try await Task.sleep(for: limit)
+            try await Task.sleep(for: limit)  // the deadline itself, not a wait for an event
             return nil
         }
         defer { group.cancelAll() }

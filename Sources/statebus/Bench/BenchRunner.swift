@@ -132,7 +132,7 @@ struct BenchRunner {
         }
     }
 
-    /// Each round's StateBus/raw ratio at p50, lowest first ("rounds: 0.98x, 1.05x, ..."): how
+    /// Each round's StateBus/raw ratio at p50, lowest first ("each round's ratio: 0.98x, 1.05x"): how
     /// far apart the rounds of one run are, which tells a missed or met bar from noise. `nil`
     /// with fewer than two complete pairs of rounds.
     static func roundRatios(_ statebus: [EchoBench.Outcome], _ raw: [EchoBench.Outcome]) -> String? {
