@@ -20,7 +20,8 @@ struct BenchCommand: AsyncParsableCommand {
             as a default host and view, and in the low-latency profile (pinnedCPU: the loop \
             thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
             each in rounds where StateBus and raw take turns (4 in the full run), so that a \
-            machine whose speed drifts slows both alike; a figure is the rounds' median. \
+            machine whose speed drifts slows both alike; a figure is the rounds' median, and \
+            its note lists each round's ratio (the run's own spread). \
             Build with `swift build -c release` for real figures: a debug build prints a warning.
 
             Examples:
