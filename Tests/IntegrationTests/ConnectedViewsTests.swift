@@ -46,6 +46,40 @@ struct ConnectedViewsTests {
         }
     }
 
+    @Test("a view that closes while it reconnects to a busy host still says goodbye")
+    func goodbyeWhileReconnecting() async throws {
+        try await withTestSystem { system in
+            let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=0"])
+            let watcher = try system.startProcess(
+                executable: system.statebus, arguments: ["watch", "--control", host.controlEndpoint, "--object", "Counter", "--name", "closing-watcher"],
+                name: "watch")
+            try await watcher.waitForLine("the watcher's first state") { $0.hasPrefix("Counter @ sequence 0 (live)") }
+
+            // The host stops answering: the watcher hears no heartbeat, drops its connection
+            // and opens a new one, whose handshake the stopped host cannot finish. A goodbye
+            // sent now waits in libzmq; before, the watcher exited with it unsent, and the host
+            // listed the view until its lease ran out.
+            host.process.pause()
+            defer { host.process.resume() }
+            try await watcher.waitForLine("the watcher to see the host silent") { $0 == "connection: stale" }
+            watcher.signal(SIGINT)
+            // Printed once the replica's engine has closed, while `close()` still waits for
+            // the goodbye to leave (up to `Replica.goodbyeLinger`).
+            try await watcher.waitForLine("the watcher to close its replica") { $0 == "connection: closed" }
+            // Not synchronisation: the host stays busy a little longer, twice the 100 ms the
+            // goodbye used to be kept for, and well inside the second it is kept for now.
+            try await Task.sleep(for: .milliseconds(200))
+            host.process.resume()
+            #expect(try await watcher.exited(timeout: .seconds(30)) == 0)
+            // Well inside the 10 s lease that forgets a view that left without a word (the
+            // test's own observer of the host stays listed).
+            try await waitUntil("the host to forget the view that said goodbye", timeout: .seconds(5)) {
+                let listed = try? await ConnectedView.list(controlEndpoint: host.controlEndpoint)
+                return listed.map { !$0.views.isEmpty && !$0.views.contains { $0.nodeName == "closing-watcher" } } == true
+            }
+        }
+    }
+
     @Test("a relay is listed as a relay by its host, and lists its own views")
     func throughRelay() async throws {
         try await withTestSystem { system in

@@ -24,6 +24,11 @@ public final class Replica: Sendable {
     /// This replica's id, as the host sees it.
     public let viewID: String
 
+    /// How long ``close()`` waits at most for its goodbye to leave. A host briefly too busy
+    /// to answer a new connection (a view that just reconnected) still hears it; a host that
+    /// is gone costs a closing view this long.
+    public static let goodbyeLinger = Duration.seconds(1)
+
     /// Identity, patience and the write queue's bounds.
     public let configuration: ReplicaConfiguration
     let shared = ReplicaShared()
@@ -92,10 +97,20 @@ public final class Replica: Sendable {
     }
 
     /// Closes the replica: says goodbye, ends every observation and fails open receipts.
+    ///
+    /// On a replica with its own loop, close waits until the goodbye has left, or for at most
+    /// ``goodbyeLinger`` when the host does not take it (gone, or too busy to finish a new
+    /// connection's handshake), so a process may exit right after it.
     public func close() {
         let promise = self.promise
         if ownsLoop {
             loop.shutdown()  // the engine's shutdown hook closes it on the loop thread
+            // The goodbye waits in libzmq's I/O thread: a process that exits now loses it,
+            // and the host lists the view until its lease runs out. Terminating the context
+            // waits for it (bounded by the control socket's linger); every socket of this
+            // loop is closed by now, so nothing else holds it up. Not on the loop's own
+            // thread, where the sockets close only after this returns.
+            if !loop.isOnLoopThread { loop.context.terminate() }
         } else {
             loop.execute { _ in promise.value?.value.close() }
         }
