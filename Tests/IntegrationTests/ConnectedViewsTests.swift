@@ -51,8 +51,8 @@ struct ConnectedViewsTests {
         try await withTestSystem { system in
             let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=0"])
             let watcher = try system.startProcess(
-                executable: system.statebus, arguments: ["watch", "--control", host.controlEndpoint, "--object", "Counter", "--name", "closing-watcher"],
-                name: "watch")
+                executable: system.statebus,
+                arguments: ["watch", "--control", host.controlEndpoint, "--object", "Counter", "--name", "closing-watcher"], name: "watch")
             try await watcher.waitForLine("the watcher's first state") { $0.hasPrefix("Counter @ sequence 0 (live)") }
 
             // The host stops answering: the watcher hears no heartbeat, drops its connection
