@@ -53,6 +53,20 @@ public struct HostConfiguration: Sendable {
     /// `nil`: not pinned. With a context given to the host, only the loop thread is pinned
     /// (the context's I/O threads are placed as it was made).
     public var pinnedCPU: Int32?
+    /// How long the host's loop thread keeps polling its sockets instead of sleeping after a
+    /// turn in which it handled views' writes (default 100 µs; `.zero`: it always sleeps).
+    ///
+    /// A view that writes often (a slider, a text field) writes again within a round trip,
+    /// and a thread asleep on an idle CPU takes tens of microseconds to wake (on a virtual
+    /// machine the CPU itself halts). Polling keeps the host's CPU awake for the next write and
+    /// while its publication reaches the views: on the README's 2-core machine it took the
+    /// write→echo at another view from about 1.0x to about 0.8x raw libzmq's
+    /// DEALER→ROUTER→PUB→SUB. While it polls, the loop yields its CPU to any thread the
+    /// kernel queued there. It costs at most this much of one CPU per turn that handled
+    /// writes: a host that gets none (only pings, hellos, snapshots) never polls, and one
+    /// that gets a write every 200 µs spends about half a CPU. Off on a loop pinned to one CPU
+    /// (``pinnedCPU``), where it would hold back libzmq's I/O thread.
+    public var busyPollingAfterWrites: Duration = .microseconds(100)
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).
     public var persistence: Persistence

@@ -7,6 +7,7 @@ import StateBusWire
 extension HostServer {
     /// Checks, applies and answers a view's write (already decoded, with no unknown fields).
     func handleWrite(_ write: WireWrite, from requester: Requester) {
+        turnHandledWrites = true
         var writeReply = Statebus_V1_WriteReply()
         writeReply.writeID = write.writeID
         if case let admission = clients.admitsWrite(viewID: write.viewID, from: requester.identity), admission != .admitted {
