@@ -44,7 +44,9 @@ struct LowLatencyCommandTests {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let control = "ipc://\(folder)/control"
 
-        let refused = try await runStatebus(["host", "--control", control, "--object", "Counter", "--property", "count:int=0", "--busy-poll-us", "2000000"])
+        let refused = try await runStatebus([
+            "host", "--control", control, "--object", "Counter", "--property", "count:int=0", "--busy-poll-us", "2000000"
+        ])
         #expect(refused.status == 64, "\(refused.output)")
         #expect(refused.output.contains { $0.contains("--busy-poll-us must be 0 to 1000000 microseconds, got 2000000") }, "\(refused.output)")
 
