@@ -59,10 +59,10 @@ public struct HostConfiguration: Sendable {
     /// A view that writes often (a slider, a text field) writes again within a round trip,
     /// and a thread asleep on an idle CPU takes tens of microseconds to wake (on a virtual
     /// machine the CPU itself halts). Polling keeps the host's CPU awake for the next write and
-    /// while its publication reaches the views: on the README's 2-core machine it took the
-    /// write→echo at another view from about 1.0x to about 0.8x raw libzmq's
-    /// DEALER→ROUTER→PUB→SUB. While it polls, the loop yields its CPU to any thread the
-    /// kernel queued there. It costs at most this much of one CPU per turn that handled
+    /// while its publication reaches the views: on the README's 2-core machine it took a
+    /// write's own confirmation from about 0.9x to about 0.75x raw libzmq's round trip, and
+    /// the echo at another view from about 1.05x to about 1.0x (the Performance article).
+    /// While it polls, the loop yields its CPU to any thread the kernel queued there. It costs at most this much of one CPU per turn that handled
     /// writes: a host that gets none (only pings, hellos, snapshots) never polls, and one
     /// that gets a write every 200 µs spends about half a CPU. Off on a loop pinned to one CPU
     /// (``pinnedCPU``), where it would hold back libzmq's I/O thread.
