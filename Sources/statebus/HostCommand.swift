@@ -24,6 +24,7 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --control tcp://0.0.0.0:7000 --key host.key --authorized authorized.keys --object Counter --property count:int=0
               statebus host --object Counter --property count:int=0 --metrics 127.0.0.1:9464   # Prometheus scrapes /metrics
               statebus host --object Counter --property count:int=0 --pin-cpu 0   # low latency, with views run --pin-cpu 0
+              statebus host --object Counter --property count:int=0 --busy-poll-us 0   # never poll: CPU before latency
 
             A tcp endpoint on an address other than loopback needs --key and --authorized \
             (or --insecure). With keys, SIGHUP re-reads the authorized keys file.

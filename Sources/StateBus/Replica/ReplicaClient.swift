@@ -215,7 +215,7 @@ final class ReplicaClient {
             var goodbye = Statebus_V1_Goodbye()
             goodbye.viewID = viewID
             request.goodbye = goodbye
-            try? dealer.set(.linger, Int32(Replica.goodbyeLinger.components.seconds * 1000))
+            try? dealer.set(.linger, Int32(Replica.goodbyeLinger / .milliseconds(1)))
             _ = send(request)
         }
         closed = true
