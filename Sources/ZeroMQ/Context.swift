@@ -13,6 +13,9 @@ public final class Context: Sendable {
     /// documents `zmq_ctx_*` and `zmq_socket` as safe to call from any thread.
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
     private let terminated = Mutex(false)
+    /// Held across `zmq_ctx_term`, so a second ``terminate()`` returns only once the context
+    /// is gone (not while the first still waits for its sockets' pending messages).
+    private let termination = Mutex(())
 
     /// Creates a context.
     /// - Parameters:
@@ -46,17 +49,24 @@ public final class Context: Sendable {
         _ = zmq_ctx_shutdown(handle)
     }
 
-    /// Terminates the context: waits until every socket is closed, then frees it.
+    /// Terminates the context: waits until every socket is closed and has sent what its
+    /// linger allows, then frees it.
     ///
-    /// Called automatically on deinit. Safe to call more than once; later calls do nothing.
+    /// Called automatically on deinit. Safe to call more than once, from any thread: a later
+    /// call returns once the first has finished.
     public func terminate() {
-        let first = terminated.withLock { done -> Bool in
-            defer { done = true }
-            return !done
+        termination.withLock { _ in
+            let first = terminated.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            guard first else { return }
+            _ = try? zmqCall("zmq_ctx_term") { zmq_ctx_term(handle) }
         }
-        guard first else { return }
-        _ = try? zmqCall("zmq_ctx_term") { zmq_ctx_term(handle) }
     }
+
+    /// Whether ``terminate()`` has begun: no socket may be made in it any more.
+    var isTerminated: Bool { terminated.withLock { $0 } }
 
     deinit { terminate() }
 

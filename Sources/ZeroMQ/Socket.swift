@@ -28,6 +28,8 @@ public final class Socket {
     ///   - type: the pattern.
     /// - Throws: `ZeroMQError` (for example `contextTerminated`).
     public init(context: Context, type: SocketType) throws(ZeroMQError) {
+        // A terminated context's handle is freed: libzmq cannot say ETERM for it any more.
+        guard !context.isTerminated else { throw ZeroMQError(code: ETERM, operation: "zmq_socket(\(type))") }
         guard let handle = zmq_socket(context.handle, type.rawValue) else {
             throw ZeroMQError(code: czmq_errno(), operation: "zmq_socket(\(type))")
         }

@@ -34,9 +34,10 @@ final class HostServer {
     /// Whether this turn of the control socket already published a write at once: only the
     /// first write of a turn does (``handleWrite(_:from:)``), the rest gather.
     var turnPublishedAtOnce = false
-    /// Whether this turn of the control socket handled a write (accepted, refused or a copy):
-    /// the loop then polls for a while instead of sleeping
-    /// (``HostConfiguration/busyPollingAfterWrites``).
+    /// Whether this turn of the control socket handled a write (one that reached
+    /// ``handleWrite(_:from:)``: accepted, refused there, or a copy): the loop then polls for
+    /// a while instead of sleeping (``HostConfiguration/busyPollingAfterWrites``). Writes
+    /// parked behind a backlog and handled on its timer do not make it poll.
     var turnHandledWrites = false
     /// Whether a publication of a burst of the host's own changes is due on a timer.
     var burstTimerArmed = false
@@ -180,6 +181,7 @@ final class HostServer {
         // whole, not per client.
         thread.scheduleTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { [unowned self] in
             self.turnPublishedAtOnce = false
+            self.turnHandledWrites = false
             self.drainBacklogs()
         }
         if let interval = configuration.heartbeatInterval {

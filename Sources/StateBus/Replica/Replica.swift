@@ -24,9 +24,10 @@ public final class Replica: Sendable {
     /// This replica's id, as the host sees it.
     public let viewID: String
 
-    /// How long ``close()`` waits at most for its goodbye to leave. A host briefly too busy
-    /// to answer a new connection (a view that just reconnected) still hears it; a host that
-    /// is gone costs a closing view this long.
+    /// How long ``close()`` (or the release of a replica never closed) waits at most for its
+    /// goodbye to leave, once the replica has joined. A host briefly too busy to answer a new
+    /// connection (a view that just reconnected) still hears it; a host that is gone costs a
+    /// closing view this long. A replica that never joined does not wait.
     public static let goodbyeLinger = Duration.seconds(1)
 
     /// Identity, patience and the write queue's bounds.
@@ -34,6 +35,8 @@ public final class Replica: Sendable {
     let shared = ReplicaShared()
     let loop: IOLoop
     private let ownsLoop: Bool
+    /// Whether ``close()`` has begun on a loop of the replica's own.
+    private let closeStarted = Atomic<Bool>(false)
 
     /// Creates a replica and starts joining.
     /// - Parameters:
@@ -100,10 +103,18 @@ public final class Replica: Sendable {
     ///
     /// On a replica with its own loop, close waits until the goodbye has left, or for at most
     /// ``goodbyeLinger`` when the host does not take it (gone, or too busy to finish a new
-    /// connection's handshake), so a process may exit right after it.
+    /// connection's handshake), so a process may exit right after it. Called from the
+    /// replica's own loop (a task on ``executor``), or while another call is closing it, it
+    /// returns without waiting.
     public func close() {
         let promise = self.promise
         if ownsLoop {
+            // One caller closes: a second, concurrent one would terminate the context under
+            // the first one's goodbye (libzmq then refuses the send).
+            guard !closeStarted.exchange(true, ordering: .acquiringAndReleasing) else {
+                shared.setConnection(.closed)
+                return
+            }
             loop.shutdown()  // the engine's shutdown hook closes it on the loop thread
             // The goodbye waits in libzmq's I/O thread: a process that exits now loses it,
             // and the host lists the view until its lease runs out. Terminating the context

@@ -215,7 +215,10 @@ final class ReplicaClient {
             var goodbye = Statebus_V1_Goodbye()
             goodbye.viewID = viewID
             request.goodbye = goodbye
-            try? dealer.set(.linger, Int32(Replica.goodbyeLinger / .milliseconds(1)))
+            // Worth waiting for only once the host has welcomed us (it lists the view): a
+            // replica that never joined (no host there, a failed join) closes at once.
+            let linger = sessionToken.isEmpty ? .zero : Replica.goodbyeLinger
+            try? dealer.set(.linger, Int32(linger / .milliseconds(1)))
             _ = send(request)
         }
         closed = true
