@@ -22,6 +22,16 @@ struct ErrorTests {
         #expect(error.description.contains("Address already in use"))
     }
 
+    @Test("a socket asked of a terminated context is refused with contextTerminated, and a second terminate returns")
+    func terminatedContext() throws {
+        let ended = try Context()
+        ended.terminate()
+        ended.terminate()
+        let error = try #require(throws: ZeroMQError.self) { try Socket(context: ended, type: .dealer) }
+        #expect(error == .contextTerminated)
+        #expect(error.description.contains("zmq_socket"))
+    }
+
     @Test("a malformed endpoint")
     func malformedEndpoint() throws {
         let socket = try Socket(context: context, type: .pull)
