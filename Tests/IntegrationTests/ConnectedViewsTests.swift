@@ -1,6 +1,7 @@
 import Foundation
 import StateBus
 import StateBusTesting
+import Synchronization
 import Testing
 
 /// `statebus views` and ``ConnectedView/list(controlEndpoint:timeout:security:)``: who is
@@ -46,38 +47,56 @@ struct ConnectedViewsTests {
         }
     }
 
-    @Test("a view that closes while it reconnects to a busy host still says goodbye")
+    @Test("a view that closes while it reconnects to a busy host still says goodbye, waiting up to its goodbyeLinger")
     func goodbyeWhileReconnecting() async throws {
         try await withTestSystem { system in
             let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=0"])
-            let watcher = try system.startProcess(
-                executable: system.statebus,
-                arguments: ["watch", "--control", host.controlEndpoint, "--object", "Counter", "--name", "closing-watcher"], name: "watch")
-            try await watcher.waitForLine("the watcher's first state") { $0.hasPrefix("Counter @ sequence 0 (live)") }
+            var configuration = ReplicaConfiguration(nodeName: "closing-view")
+            // Long enough that a slow machine cannot make the host's return come too late.
+            configuration.goodbyeLinger = .seconds(30)
+            let replica = try Replica(object: "Counter", controlEndpoint: host.controlEndpoint, configuration: configuration)
+            try await replica.waitUntilLive(timeout: .seconds(30))
 
-            // The host stops answering: the watcher hears no heartbeat, drops its connection
-            // and opens a new one, whose handshake the stopped host cannot finish. A goodbye
-            // sent now waits in libzmq; before, the watcher exited with it unsent, and the host
-            // listed the view until its lease ran out.
+            // The host stops answering: the view hears no heartbeat, drops its connection and
+            // opens a new one, whose handshake the stopped host cannot finish. A goodbye sent
+            // now waits in libzmq; before, it was dropped 100 ms after the close (or when the
+            // process exited), and the host listed the view until its lease ran out.
             host.process.pause()
             defer { host.process.resume() }
-            try await watcher.waitForLine("the watcher to see the host silent") { $0 == "connection: stale" }
-            watcher.signal(SIGINT)
-            // Printed once the replica's engine has closed, while `close()` still waits for
-            // the goodbye to leave (up to `Replica.goodbyeLinger`).
-            try await watcher.waitForLine("the watcher to close its replica") { $0 == "connection: closed" }
+            try await waitUntil("the view to see the host silent") { replica.connectionState == .stale }
+            let closed = ClosingThread(closing: replica)
+            // The engine marks the replica closed once its goodbye is queued, while `close()`
+            // still waits for it to leave.
+            try await waitUntil("the view's engine to close") { replica.connectionState == .closed }
             // Not synchronisation: the host stays busy a little longer, twice the 100 ms the
-            // goodbye used to be kept for, and well inside the second it is kept for now.
+            // goodbye used to be kept for.
             try await Task.sleep(for: .milliseconds(200))
+            #expect(!closed.hasReturned, "close() returned before its goodbye could leave")
             host.process.resume()
-            #expect(try await watcher.exited(timeout: .seconds(30)) == 0)
+            try await waitUntil("close() to return once the goodbye left", timeout: .seconds(30)) { closed.hasReturned }
             // Well inside the 10 s lease that forgets a view that left without a word (the
             // test's own observer of the host stays listed).
             try await waitUntil("the host to forget the view that said goodbye", timeout: .seconds(5)) {
                 let listed = try? await ConnectedView.list(controlEndpoint: host.controlEndpoint)
-                return listed.map { !$0.views.isEmpty && !$0.views.contains { $0.nodeName == "closing-watcher" } } == true
+                return listed.map { !$0.views.isEmpty && !$0.views.contains { $0.nodeName == "closing-view" } } == true
             }
         }
+    }
+
+    /// Calls a replica's blocking `close()` on a thread of its own, so the test can go on
+    /// (the threads that run tasks are not to be blocked).
+    final class ClosingThread: Sendable {
+        private let returned = Mutex(false)
+
+        init(closing replica: Replica) {
+            let thread = Thread { [self] in
+                replica.close()
+                returned.withLock { $0 = true }
+            }
+            thread.start()
+        }
+
+        var hasReturned: Bool { returned.withLock { $0 } }
     }
 
     @Test("a relay is listed as a relay by its host, and lists its own views")

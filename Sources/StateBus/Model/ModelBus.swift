@@ -129,7 +129,7 @@ public final class ModelBus: Observable {
     /// Stops following the host or replica (a replica is closed). The model keeps its values.
     ///
     /// Closing a replica that joined waits for its goodbye to leave, for up to
-    /// ``Replica/goodbyeLinger`` when its host does not take it (gone, or busy).
+    /// ``ReplicaConfiguration/goodbyeLinger`` when its host does not take it (gone, or busy).
     public func detach() {
         for observer in observers { observer.cancel() }
         observers.removeAll()

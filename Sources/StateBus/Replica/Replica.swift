@@ -24,12 +24,6 @@ public final class Replica: Sendable {
     /// This replica's id, as the host sees it.
     public let viewID: String
 
-    /// How long ``close()`` (or the release of a replica never closed) waits at most for its
-    /// goodbye to leave, once the replica has joined. A host briefly too busy to answer a new
-    /// connection (a view that just reconnected) still hears it; a host that is gone costs a
-    /// closing view this long. A replica that never joined does not wait.
-    public static let goodbyeLinger = Duration.seconds(1)
-
     /// Identity, patience and the write queue's bounds.
     public let configuration: ReplicaConfiguration
     let shared = ReplicaShared()
@@ -102,8 +96,8 @@ public final class Replica: Sendable {
     /// Closes the replica: says goodbye, ends every observation and fails open receipts.
     ///
     /// On a replica with its own loop, close waits until the goodbye has left, or for at most
-    /// ``goodbyeLinger`` when the host does not take it (gone, or too busy to finish a new
-    /// connection's handshake), so a process may exit right after it. Called from the
+    /// ``ReplicaConfiguration/goodbyeLinger`` when the host does not take it (gone, or too
+    /// busy to finish a new connection's handshake), so a process may exit right after it. Called from the
     /// replica's own loop (a task on ``executor``), or while another call is closing it, it
     /// returns without waiting.
     public func close() {

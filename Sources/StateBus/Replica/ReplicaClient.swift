@@ -217,7 +217,8 @@ final class ReplicaClient {
             request.goodbye = goodbye
             // Worth waiting for only once the host has welcomed us (it lists the view): a
             // replica that never joined (no host there, a failed join) closes at once.
-            let linger = sessionToken.isEmpty ? .zero : Replica.goodbyeLinger
+            // Kept within 0 (libzmq reads a negative linger as "forever") and an hour.
+            let linger = sessionToken.isEmpty ? .zero : min(max(configuration.goodbyeLinger, .zero), .seconds(3600))
             try? dealer.set(.linger, Int32(linger / .milliseconds(1)))
             _ = send(request)
         }

@@ -47,6 +47,14 @@ public struct ReplicaConfiguration: Sendable {
     /// one CPU (``pinnedCPU``, or a process confined to one CPU), since there it would hold
     /// back libzmq's I/O thread. Not applied on a shared loop (`Replica(…, loop:)`).
     public var busyPollingForAnswers: Duration = .microseconds(150)
+    /// How long ``Replica/close()`` (or the release of a replica never closed) waits at most
+    /// for its goodbye to leave, once the replica has joined (default 1 s; `.zero`: it does
+    /// not wait). A host briefly too busy to answer a new connection (a view that just
+    /// reconnected) still hears it, and lists the view no longer; a host that is gone costs a
+    /// closing view this long. A replica that never joined does not wait. On a shared loop
+    /// (`Replica(…, loop:)`) the goodbye leaves with the loop's other traffic, and nothing
+    /// waits for it.
+    public var goodbyeLinger: Duration = .seconds(1)
     /// Whether the replica takes the host's publication of its own write as the write's
     /// acceptance, so that the host sends it no separate answer (default `true`).
     ///
