@@ -130,18 +130,24 @@ public final class IOLoop: Sendable {
     /// from any thread. On the loop's own thread (in a handler, or in work it runs) it only
     /// asks the loop to stop: the loop then closes its sockets once that work returns, and its
     /// thread ends on its own.
-    public func shutdown() {
+    /// - Returns: whether this call joined the loop's thread, so that every socket of the loop
+    ///   is closed when it returns; `false` on the loop's own thread, while another call joins
+    ///   it, or once the thread has ended.
+    @discardableResult
+    public func shutdown() -> Bool {
         let first = shared.withLock { state -> Bool in
             defer { state.stopping = true }
             return !state.stopping
         }
         if first { wake() }
-        if isOnLoopThread { return }
+        if isOnLoopThread { return false }
         let joining = thread.withLock { current -> JoinableThread? in
             defer { current = nil }
             return current
         }
-        joining?.join()
+        guard let joining else { return false }
+        joining.join()
+        return true
     }
 
     /// The loop thread's last step, once its sockets are closed. Its id goes: the kernel gives

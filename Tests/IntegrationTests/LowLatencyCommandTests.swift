@@ -39,26 +39,25 @@ struct LowLatencyCommandTests {
 
     @Test("a host told never to poll busily (--busy-poll-us 0) serves writes; a value out of range is refused, saying what to give")
     func busyPolling() async throws {
-        let folder = "/tmp/sbpoll-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let control = "ipc://\(folder)/control"
+        try await withTestSystem { system in
+            let control = system.endpoint("control")
+            let refused = try await runStatebus([
+                "host", "--control", control, "--object", "Counter", "--property", "count:int=0", "--busy-poll-us", "2000000"
+            ])
+            #expect(refused.status == 64, "\(refused.output)")
+            #expect(
+                refused.output.contains { $0.contains("--busy-poll-us must be 0 to 1000000 microseconds, got 2000000") }, "\(refused.output)")
 
-        let refused = try await runStatebus([
-            "host", "--control", control, "--object", "Counter", "--property", "count:int=0", "--busy-poll-us", "2000000"
-        ])
-        #expect(refused.status == 64, "\(refused.output)")
-        #expect(refused.output.contains { $0.contains("--busy-poll-us must be 0 to 1000000 microseconds, got 2000000") }, "\(refused.output)")
-
-        let host = try NodeProcess(
-            executable: try BuiltProducts.executable("statebus"),
-            arguments: ["host", "--control", control, "--object", "Counter", "--property", "count:int=3", "--no-persistence", "--busy-poll-us", "0"],
-            name: "host")
-        defer { host.terminate() }
-        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
-        let set = try await runStatebus(["set", "--control", control, "--object", "Counter", "count", "9"])
-        #expect(set.status == 0, "\(set.output)")
-        let get = try await runStatebus(["get", "--control", control, "--object", "Counter", "count"])
-        #expect(get.output.last == "9", "\(get.output)")
+            let host = try system.startProcess(
+                executable: system.statebus,
+                arguments: [
+                    "host", "--control", control, "--object", "Counter", "--property", "count:int=3", "--no-persistence", "--busy-poll-us", "0"
+                ], name: "host")
+            try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+            let set = try await runStatebus(["set", "--control", control, "--object", "Counter", "count", "9"])
+            #expect(set.status == 0, "\(set.output)")
+            let get = try await runStatebus(["get", "--control", control, "--object", "Counter", "count"])
+            #expect(get.output.last == "9", "\(get.output)")
+        }
     }
 }

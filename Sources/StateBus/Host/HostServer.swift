@@ -180,8 +180,7 @@ final class HostServer {
         // Backlogged clients are retried often: the socket says when it is writable as a
         // whole, not per client.
         thread.scheduleTimer(after: .milliseconds(10), repeating: .milliseconds(10)) { [unowned self] in
-            self.turnPublishedAtOnce = false
-            self.turnHandledWrites = false
+            self.startTurn()
             self.drainBacklogs()
         }
         if let interval = configuration.heartbeatInterval {
@@ -212,9 +211,15 @@ final class HostServer {
 
     // MARK: Control channel
 
-    private func controlReadable() {
+    /// Forgets what the previous turn did: each turn of the control socket, and each tick of
+    /// the backlog timer, is a turn of its own.
+    private func startTurn() {
         turnPublishedAtOnce = false
         turnHandledWrites = false
+    }
+
+    private func controlReadable() {
+        startTurn()
         // Everything handled in this turn is published (and its answers sent) together; what
         // waits for durability joins the next group commit.
         defer {

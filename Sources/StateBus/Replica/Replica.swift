@@ -29,8 +29,6 @@ public final class Replica: Sendable {
     let shared = ReplicaShared()
     let loop: IOLoop
     private let ownsLoop: Bool
-    /// Whether ``close()`` has begun on a loop of the replica's own.
-    private let closeStarted = Atomic<Bool>(false)
 
     /// Creates a replica and starts joining.
     /// - Parameters:
@@ -97,25 +95,19 @@ public final class Replica: Sendable {
     ///
     /// On a replica with its own loop, close waits until the goodbye has left, or for at most
     /// ``ReplicaConfiguration/goodbyeLinger`` when the host does not take it (gone, or too
-    /// busy to finish a new connection's handshake), so a process may exit right after it. Called from the
-    /// replica's own loop (a task on ``executor``), or while another call is closing it, it
-    /// returns without waiting.
+    /// busy to finish a new connection's handshake), so a process may exit right after it.
+    /// Called from the replica's own loop (a task on ``executor``), or while another call is
+    /// closing it, it returns without waiting.
     public func close() {
         let promise = self.promise
         if ownsLoop {
-            // One caller closes: a second, concurrent one would terminate the context under
-            // the first one's goodbye (libzmq then refuses the send).
-            guard !closeStarted.exchange(true, ordering: .acquiringAndReleasing) else {
-                shared.setConnection(.closed)
-                return
-            }
-            loop.shutdown()  // the engine's shutdown hook closes it on the loop thread
-            // The goodbye waits in libzmq's I/O thread: a process that exits now loses it,
-            // and the host lists the view until its lease runs out. Terminating the context
-            // waits for it (bounded by the control socket's linger); every socket of this
-            // loop is closed by now, so nothing else holds it up. Not on the loop's own
-            // thread, where the sockets close only after this returns.
-            if !loop.isOnLoopThread { loop.context.terminate() }
+            // The engine's shutdown hook closes it on the loop thread. The goodbye then waits
+            // in libzmq's I/O thread: a process that exits now loses it, and the host lists
+            // the view until its lease runs out. Terminating the context waits for it (bounded
+            // by the control socket's linger), but only by the call that joined the loop's
+            // thread: then every socket of the loop is closed, and no concurrent call
+            // terminates the context under the goodbye (libzmq would refuse the send).
+            if loop.shutdown() { loop.context.terminate() }
         } else {
             loop.execute { _ in promise.value?.value.close() }
         }
