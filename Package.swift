@@ -54,6 +54,9 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
+        // fork and exec with a parent-death signal, which posix_spawn cannot ask for: the
+        // launcher's children end when it does, however it ends.
+        .target(name: "CChildSpawn"),
         // The safe Swift wrapper of libzmq. Knows nothing about state sync.
         .target(
             name: "ZeroMQ",
@@ -131,7 +134,7 @@ let package = Package(
         .target(
             name: "StateBusLaunch",
             dependencies: [
-                "StateBusRuntime", .product(name: "Yams", package: "Yams"),
+                "StateBusRuntime", "CChildSpawn", .product(name: "Yams", package: "Yams"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system")
             ], swiftSettings: strict),
@@ -212,10 +215,15 @@ let package = Package(
             dependencies: ["ZeroMQ", "StateBusWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             path: "Tests/Helpers/statebus-flood", swiftSettings: strict
         ),
+        // A test helper, not a product: a process that starts a host and a view through
+        // StateBusTesting, as a test does, for the test that kills it with SIGKILL.
+        .executableTarget(
+            name: "statebus-test-parent", dependencies: ["StateBusTesting"], path: "Tests/Helpers/statebus-test-parent", swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "StateBusWire",
+                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "statebus-test-parent",
+                "StateBusWire",
                 "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),
