@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import Yams
 
 /// A topology of node processes, read from a YAML launch file.
@@ -137,8 +138,19 @@ public struct LaunchFile: Sendable {
     public var name: String
     /// Its nodes, in file order.
     public var nodes: [Node]
-    /// Seconds to wait for a host to answer before views start.
+    /// Seconds to wait for a host to answer before views start (`ready_timeout:`, default
+    /// ``defaultReadyTimeout``).
     public var readyTimeout: Double
+
+    /// The wait for a host when the file gives no `ready_timeout`: `STATEBUS_TIMEOUT` when it
+    /// holds a positive number of seconds (so a busy machine's scripts lengthen every wait
+    /// with one variable), else 20 s.
+    public static var defaultReadyTimeout: Double {
+        guard let text = ProcessInfo.processInfo.environment[EnvironmentVariableName.timeout],
+            let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds > 0, seconds.isFinite
+        else { return 20 }
+        return seconds
+    }
     /// Seconds between SIGTERM and SIGKILL at shutdown.
     public var gracePeriod: Double
     /// The file it was read from.

@@ -46,7 +46,7 @@ struct LaunchFileReader {
     }
 
     func read(_ root: Yams.Node?) throws -> LaunchFile {
-        var file = LaunchFile(name: "launch", nodes: [], readyTimeout: 20, gracePeriod: 5, path: path)
+        var file = LaunchFile(name: "launch", nodes: [], readyTimeout: LaunchFile.defaultReadyTimeout, gracePeriod: 5, path: path)
         var nodesNode: Yams.Node?
         for (key, value) in try mapping(root, "", allowed: ["name", "nodes", "ready_timeout", "grace_period"]) {
             switch key {

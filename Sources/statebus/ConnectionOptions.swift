@@ -64,19 +64,12 @@ struct ConnectionOptions: ParsableArguments {
             ?? environment[EnvironmentVariableName.objects]?.split(separator: ",").first.map(String.init)
     }
 
-    /// The wait asked for: where (`--timeout`, else `STATEBUS_TIMEOUT`, else the default),
-    /// as written there, and in seconds (`nil` when that is not a number).
-    private var requestedTimeout: (source: String, text: String, seconds: Double?) {
-        if let timeout { return ("--timeout", "\(timeout)", timeout) }
-        guard let text = ProcessInfo.processInfo.environment[EnvironmentVariableName.timeout] else {
-            return ("the default", "\(Self.defaultTimeout)", Self.defaultTimeout)
-        }
-        return (EnvironmentVariableName.timeout, text, Double(text.trimmingCharacters(in: .whitespaces)))
-    }
+    /// The wait asked for: `--timeout`, else `STATEBUS_TIMEOUT`, else ``defaultTimeout``.
+    private var requestedTimeout: RequestedWait { RequestedWait(option: timeout, default: Self.defaultTimeout) }
 
     /// The wait for the host as a `Duration` (``validate()`` has refused one that is not a
     /// positive number).
-    var deadline: Duration { .milliseconds(Int((requestedTimeout.seconds ?? Self.defaultTimeout) * 1000)) }
+    var deadline: Duration { requestedTimeout.duration }
 
     /// Rejects a missing endpoint and a timeout that is not positive, before any command runs.
     func validate() throws {
@@ -84,10 +77,7 @@ struct ConnectionOptions: ParsableArguments {
             throw ValidationError(
                 "no host endpoint: pass --control ENDPOINT (for example ipc:///run/user/1000/statebus/demo.control) or set STATEBUS_CONTROL")
         }
-        let requested = requestedTimeout
-        guard let seconds = requested.seconds, seconds > 0, seconds.isFinite else {
-            throw ValidationError("\(requested.source) must be a positive number of seconds (such as 30 or 2.5), got '\(requested.text)'")
-        }
+        try requestedTimeout.validate()
     }
 
     /// The object to bind, for the commands that need one (`objects` does not, so

@@ -44,11 +44,18 @@ struct DemoCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Play only this app (shared-text, profile or todo); with --interactive, the app of the session (default shared-text).")
     var app: String?
 
-    @Option(name: .long, help: "Seconds to wait for each step.")
-    var timeout: Double = 20
+    @Option(name: .long, help: "Seconds to wait for each step (default: $STATEBUS_TIMEOUT, else 60).")
+    var timeout: Double?
+
+    /// The wait for each step when neither `--timeout` nor `STATEBUS_TIMEOUT` gives one:
+    /// long enough for a first render on a loaded 2-core machine (a step takes well under a
+    /// second on an idle one; the wait only bounds a step that never comes).
+    static let defaultTimeout: Double = 60
+
+    private var stepWait: RequestedWait { RequestedWait(option: timeout, default: Self.defaultTimeout) }
 
     func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+        try stepWait.validate()
         if let app, DemoScenario.InteractiveApp(rawValue: app) == nil {
             throw ValidationError(
                 "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
@@ -59,7 +66,7 @@ struct DemoCommand: AsyncParsableCommand {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-demo-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let scenario = DemoScenario(folder: folder, deadline: .milliseconds(Int(timeout * 1000)))
+        let scenario = DemoScenario(folder: folder, deadline: stepWait.duration)
         let chosen = app.flatMap(DemoScenario.InteractiveApp.init(rawValue:))
         if interactive {
             let status = try await scenario.interactive(chosen ?? .sharedText)

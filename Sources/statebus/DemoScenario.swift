@@ -13,7 +13,9 @@ struct DemoScenario {
     func launch(_ yaml: String, name: String) throws -> (Launcher, Task<Int32, any Error>, @Sendable () -> Void) {
         let path = "\(folder)/\(name).yaml"
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)
-        let file = try LaunchFile.load(path: path)
+        var file = try LaunchFile.load(path: path)
+        // A host's first answer is a step like any other: it gets the demo's step wait.
+        file.readyTimeout = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
         let launcher = Launcher(file: file, readiness: hostAnswers) { line in
             // Show renderings and the launcher's events; skip log noise.
             if !line.contains(" info statebus") { emit("  \(line)") }

@@ -41,8 +41,10 @@ struct InspectCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where to serve the page (port 0 picks a free one).", valueName: "HOST:PORT"))
     var http = "127.0.0.1:8080"
 
-    @Option(name: .long, help: "Seconds to wait for the host at start.")
-    var timeout: Double = 10
+    @Option(name: .long, help: "Seconds to wait for the host at start (default: $STATEBUS_TIMEOUT, else 10).")
+    var timeout: Double?
+
+    private var wait: RequestedWait { RequestedWait(option: timeout, default: 10) }
 
     @Option(name: .long, help: "This client's CURVE secret key file, for a host with keys (default: $STATEBUS_KEY_FILE).")
     var key: String?
@@ -64,7 +66,7 @@ struct InspectCommand: AsyncParsableCommand {
         guard recording != nil || control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] != nil else {
             throw ValidationError("no host endpoint: pass --control ENDPOINT (a host's or relay's) or set STATEBUS_CONTROL")
         }
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
+        try wait.validate()
     }
 
     func run() async throws {
@@ -79,7 +81,7 @@ struct InspectCommand: AsyncParsableCommand {
             (control.map { ["--control", $0] } ?? []) + (key.map { ["--key", $0] } ?? []) + (hostKey.map { ["--host-key", $0] } ?? []))
         let inspector = Inspector(
             controlEndpoint: connection.controlEndpoint, address: try HTTPListenAddress(parsing: http), security: try connection.security(),
-            joinTimeout: .milliseconds(Int(timeout * 1_000)))
+            joinTimeout: wait.duration)
         announce(inspector)
         try await runServices([inspector], stoppingOn: stop)
     }
@@ -108,7 +110,7 @@ struct InspectCommand: AsyncParsableCommand {
     /// Prints `inspector=URL` once the page is served.
     private func announce(_ inspector: Inspector) {
         Task {
-            let port = try await inspector.waitUntilBound(timeout: .milliseconds(Int(timeout * 1_000)) + .seconds(20))
+            let port = try await inspector.waitUntilBound(timeout: wait.duration + .seconds(20))
             var address = inspector.address
             address.port = port
             emit("inspector=http://\(address)/")

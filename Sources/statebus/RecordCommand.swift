@@ -35,8 +35,12 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The file to write (replaced).")
     var out: String
 
-    @Option(name: .long, help: "Seconds to wait for the host's welcome and snapshot.")
-    var timeout: Double = 10
+    @Option(name: .long, help: "Seconds to wait for the host's welcome and snapshot (default: $STATEBUS_TIMEOUT, else 10).")
+    var timeout: Double?
+
+    private var hostWait: RequestedWait { RequestedWait(option: timeout, default: 10) }
+
+    func validate() throws { try hostWait.validate() }
 
     func run() async throws {
         guard let control = control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] else {
@@ -48,7 +52,7 @@ struct RecordCommand: AsyncParsableCommand {
             await stop.wait()
             stopped.set()
         }
-        let (object, out, wait) = (object, out, Duration.milliseconds(Int(timeout * 1000)))
+        let (object, out, wait) = (object, out, hostWait.duration)
         // Polls block: on a thread of their own, not the cooperative pool's.
         let summary = try await Task.detached {
             try RecordingSession(control: control, object: object, out: out, timeout: wait).run(until: stopped)

@@ -25,12 +25,12 @@ struct SmokeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The message the child sends.")
     var message: String = "hello from another process"
 
-    @Option(name: .long, help: "Seconds to wait for the message before failing.")
-    var timeout: Double = 10
+    @Option(name: .long, help: "Seconds to wait for the message before failing (default: $STATEBUS_TIMEOUT, else 10).")
+    var timeout: Double?
 
-    func validate() throws {
-        guard timeout > 0 else { throw ValidationError("--timeout must be a positive number of seconds, got \(timeout)") }
-    }
+    private var wait: RequestedWait { RequestedWait(option: timeout, default: 10) }
+
+    func validate() throws { try wait.validate() }
 
     func run() async throws {
         let context = try Context()
@@ -58,10 +58,10 @@ struct SmokeCommand: AsyncParsableCommand {
 
         let poller = Poller()
         poller.add(pull, events: .readable)
-        guard try !poller.poll(timeout: .milliseconds(Int(timeout * 1000))).isEmpty,
+        guard try !poller.poll(timeout: wait.duration).isEmpty,
             let received = try pull.tryReceive()
         else {
-            throw SmokeFailure(endpoint: endpoint, seconds: timeout)
+            throw SmokeFailure(endpoint: endpoint, seconds: wait.seconds ?? 0)
         }
         print("received \"\(received.string)\" across processes over \(endpoint)")
         child.waitUntilExit()
