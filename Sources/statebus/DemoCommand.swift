@@ -30,7 +30,7 @@ struct DemoCommand: AsyncParsableCommand {
 
             Examples:
               statebus demo
-              statebus demo --timeout 60
+              statebus demo --timeout 120                  # a slow machine: 120 s for each step
               statebus demo --interactive
               statebus demo --app todo
               statebus demo --interactive --app profile

@@ -65,6 +65,28 @@ struct DemoTests {
         #expect(terminal.output.contains { $0.contains("launch: stopping 4 nodes") })
     }
 
+    @Test("the demo's and the recorder's waits follow STATEBUS_TIMEOUT; a bad value is refused naming it")
+    func waitsFollowTheEnvironment() async throws {
+        let statebus = try BuiltProducts.executable("statebus")
+        let refused = try await OneShotCommand.run(statebus, ["demo", "--app", "todo"], environment: ["STATEBUS_TIMEOUT": "soon"])
+        #expect(refused.status != 0)
+        #expect(
+            refused.output.contains { $0.contains("STATEBUS_TIMEOUT must be a positive number of seconds (such as 30 or 2.5), got 'soon'") },
+            "\(refused.output)")
+        let help = try await OneShotCommand.run(statebus, ["demo", "--help"])
+        let helpText = help.output.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
+        #expect(helpText.contains("(default: $STATEBUS_TIMEOUT, else 60)"), "\(help.output)")
+        // A recorder with nobody to record waits as long as the variable says, and says so.
+        let folder = "/tmp/sbw-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let recorder = try await OneShotCommand.run(
+            statebus, ["record", "--control", "ipc://\(folder)/nobody", "--object", "Counter", "--out", "\(folder)/r.jsonl"],
+            environment: ["STATEBUS_TIMEOUT": "1.5"])
+        #expect(recorder.status != 0)
+        #expect(recorder.output.contains { $0.contains("within 1.5 seconds") }, "\(recorder.output)")
+    }
+
     @Test("a view edits from its standard input and a rejected edit is reported")
     func interactiveView() async throws {
         let folder = "/tmp/sbv-\(UUID().uuidString.prefix(8))"
