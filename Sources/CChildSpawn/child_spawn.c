@@ -1,13 +1,16 @@
-// fork and exec with what posix_spawn cannot ask for: a signal on the parent's death.
+// vfork and exec with what posix_spawn cannot ask for: a signal on the parent's death.
 //
-// Between fork and exec the child runs only async-signal-safe calls (raw system calls,
-// dup2, sigaction, execve, _exit): another thread of the parent may have held malloc's or
-// any other lock at the fork, and the child has only a copy of that lock.
+// vfork, as glibc's posix_spawn itself: the child borrows the parent's memory and the
+// calling thread waits until the child has exec'd or exited, so there is no copy of the
+// address space (a large test process would pay for one at every start) and no fork
+// handler of any library runs (one of them could wait for a lock another thread held at the
+// fork, in a child that would then never exec). The child runs only system calls: it writes
+// nothing of the parent's but `*error` and errno, which belong to the waiting thread.
 #define _GNU_SOURCE
 #include "child_spawn.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -18,78 +21,59 @@
 #define SYS_close_range 436
 #endif
 
-/// Closes every descriptor from `first` on except `keep`: close_range (Linux 5.9) twice
-/// around `keep`, else one by one up to the descriptor limit.
-static void close_from(int first, int keep) {
-    if (syscall(SYS_close_range, (unsigned)first, (unsigned)keep - 1, 0) == 0
-        && syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0) == 0) {
-        return;
-    }
+/// Closes every descriptor from 3 on: close_range (Linux 5.9), else one by one up to the
+/// descriptor limit.
+static void close_from_three(void) {
+    if (syscall(SYS_close_range, 3U, ~0U, 0) == 0) return;
     long limit = sysconf(_SC_OPEN_MAX);
     if (limit < 0 || limit > 65536) limit = 65536;
-    for (int fd = first; fd < limit; fd++) {
-        if (fd != keep) close(fd);
-    }
-}
-
-/// Writes errno to `report` and ends the child: the parent reads it as the spawn's failure.
-static void fail(int report) {
-    int code = errno;
-    while (write(report, &code, sizeof code) < 0 && errno == EINTR) {}
-    _exit(127);
+    for (int fd = 3; fd < limit; fd++) close(fd);
 }
 
 pid_t statebus_spawn(
     const char *path, char *const argv[], char *const envp[], int input_fd, int output_fd, int parent_death_signal,
     int *error) {
-    // The child reports a failed exec through this pipe; a successful exec closes it (cloexec).
-    int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) {
-        *error = errno;
-        return -1;
-    }
+    // Every signal blocked across the vfork: a handler of the parent's must not run in the
+    // child, which shares its memory. The child sets its own mask before the exec.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    volatile int child_error = 0;
     pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        *error = errno;
-        close(report[0]);
-        close(report[1]);
-        return -1;
-    }
+    pid_t pid = vfork();
     if (pid == 0) {
-        close(report[0]);
         if (parent_death_signal != 0) {
-            if (prctl(PR_SET_PDEATHSIG, parent_death_signal) != 0) fail(report[1]);
+            if (prctl(PR_SET_PDEATHSIG, parent_death_signal) != 0) goto failed;
             // The parent died before the signal was asked for: nobody would send it.
             if (getppid() != parent) _exit(127);
         }
-        if (setpgid(0, 0) != 0) fail(report[1]);
+        if (setpgid(0, 0) != 0) goto failed;
         struct sigaction defaults = {0};
         defaults.sa_handler = SIG_DFL;
         for (int signal = 1; signal < NSIG; signal++) {
             if (signal != SIGKILL && signal != SIGSTOP) sigaction(signal, &defaults, NULL);
         }
+        if (dup2(input_fd, 0) < 0 || dup2(output_fd, 1) < 0 || dup2(output_fd, 2) < 0) goto failed;
+        close_from_three();
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (dup2(input_fd, 0) < 0 || dup2(output_fd, 1) < 0 || dup2(output_fd, 2) < 0) fail(report[1]);
-        // report[1] would be 3 or more: keep it until the exec closes it.
-        close_from(3, report[1]);
         execve(path, argv, envp);
-        fail(report[1]);
+    failed:
+        child_error = errno;
+        _exit(127);
     }
-    close(report[1]);
-    int code = 0;
-    ssize_t got;
-    do {
-        got = read(report[0], &code, sizeof code);
-    } while (got < 0 && errno == EINTR);
-    close(report[0]);
-    if (got == (ssize_t)sizeof code) {
+    int fork_error = errno;
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (pid < 0) {
+        *error = fork_error;
+        return -1;
+    }
+    if (child_error != 0) {
         // The exec failed: the child has exited (127); collect it so it leaves no zombie.
         int status;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-        *error = code;
+        *error = child_error;
         return -1;
     }
     return pid;

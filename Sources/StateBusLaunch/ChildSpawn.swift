@@ -1,7 +1,7 @@
 import CChildSpawn
 import Foundation
 
-/// Starts a child with fork and exec (`statebus_spawn`, in C), its standard output and error
+/// Starts a child with vfork and exec (`statebus_spawn`, in C), its standard output and error
 /// on one pipe and its standard input on another, no other descriptor of this process
 /// inherited, and SIGTERM sent to it by the kernel when this process ends, however it ends:
 /// a launcher, a test or a bench killed with SIGKILL leaves no node behind.

@@ -154,10 +154,11 @@ public final class NodeProcess: Sendable {
     /// Whether the current run is still going.
     public var isRunning: Bool { state.withLock { $0.pid != 0 && $0.exitStatus == nil } }
 
-    /// Writes one line to the current run's standard input.
+    /// Writes one line to the current run's standard input; a run that has ended (or
+    /// closed its input) misses it.
     public func send(line: String) {
-        let input = state.withLock { $0.input }
-        try? input?.write(contentsOf: Data((line + "\n").utf8))
+        guard let input = state.withLock({ $0.input }) else { return }
+        _ = PipeWrite.write(Array((line + "\n").utf8), to: input.fileDescriptor)
     }
 
     /// Sends a signal to the current run.

@@ -31,7 +31,7 @@ final class SpawningThread: Sendable {
     }
 
     /// Runs `body` on the spawning thread and returns its result; the calling thread waits
-    /// (a fork and an exec: about a millisecond).
+    /// (a vfork and an exec: well under a millisecond).
     func run<Value: Sendable>(_ body: @escaping @Sendable () -> Value) -> Value {
         let result = ResultSlot<Value>()
         jobs.withLock { $0.append { result.fill(body()) } }

@@ -84,7 +84,9 @@ final class RecordingRelay: Sendable {
             recorded.withLock { $0.append(contentsOf: buffer[0..<count]) }
             var sent = 0
             while sent < count {
-                let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + sent, count - sent) }
+                // MSG_NOSIGNAL: a peer that closed is an end of the relay, not a SIGPIPE that
+                // ends the whole test process.
+                let written = buffer.withUnsafeBytes { send(destination, $0.baseAddress! + sent, count - sent, Int32(MSG_NOSIGNAL)) }
                 guard written > 0 else { break }
                 sent += written
             }

@@ -3,7 +3,7 @@
 
 #include <sys/types.h>
 
-/// Starts `path` with `argv` and exactly `envp` in a process group of its own, its standard
+/// Starts (vfork and exec) `path` with `argv` and exactly `envp` in a process group of its own, its standard
 /// input from `input_fd` and its standard output and error to `output_fd`, every other
 /// descriptor closed and every signal back to its default and unblocked.
 ///
