@@ -21,12 +21,20 @@ python3 -c 'import selenium' 2>/dev/null \
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-set +e
 # The statebus commands the tests run wait up to 60 s for a host (STATEBUS_TIMEOUT), not
 # 10: early in a run the tests start dozens of processes at once on two cores.
-STATEBUS_TIMEOUT="${STATEBUS_TIMEOUT:-60}" swift test 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee "$log"
+export STATEBUS_TIMEOUT="${STATEBUS_TIMEOUT:-60}"
+# Two runs of the one test binary: every test but the hostile-client stress test, then that
+# test alone, whose ten flooding clients would only slow the others down (and theirs make
+# its own load uneven).
+stress='HostileClientTests'
+set +e
+swift test --skip "$stress" 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee "$log"
 status=${PIPESTATUS[0]}
+swift test --skip-build --filter "$stress" 2>&1 | grep --line-buffered -v 'prohibited flag(s)' | tee -a "$log"
+stress_status=${PIPESTATUS[0]}
 set -e
+[ "$status" -eq 0 ] && status=$stress_status
 
 passed=$(grep -E '^(✔|􁁛) Test ' "$log" | grep -vc 'Test run with' || true)
 failed=$(grep -cE '^(✘|􀢄) Test .* (failed|recorded)' "$log" || true)

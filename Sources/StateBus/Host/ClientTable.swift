@@ -15,7 +15,9 @@ import ZeroMQ
 /// the client's queue, in order, and the client's further requests wait behind it: the
 /// host does not handle a client's requests until that client's replies drain. Past
 /// ``HostConfiguration/maxClientBacklogBytes`` the client is dropped (its queues freed,
-/// its view id unbound, counted and logged): its writes then time out on its side.
+/// its view id unbound, counted and logged) and its connection discarded: whatever it
+/// sends on it later is read and thrown away (``DiscardedConnections``); its writes time
+/// out on its side.
 ///
 /// Owned by the host's I/O loop thread; not thread-safe.
 struct ClientTable {
@@ -66,6 +68,8 @@ struct ClientTable {
     private var bindings: [String: Binding] = [:]
     /// Connections with queued replies or parked requests.
     private(set) var backlogged: Set<[UInt8]> = []
+    /// Connections dropped for their backlog: read on, never handled again.
+    private var discarded = DiscardedConnections()
     /// The most connections remembered; the longest silent ones without a backlog go first.
     let maximumClients: Int
     /// How long a view id stays bound to a silent connection.
@@ -257,6 +261,17 @@ struct ClientTable {
         clients[identity]!.backlogBytes -= parked.reduce(0) { $0 + $1.count }
         backlogged.remove(identity)
         return parked
+    }
+
+    /// Whether what `identity` sends is thrown away unread (it was dropped for its backlog).
+    func discards(_ identity: [UInt8]) -> Bool { discarded.contains(identity) }
+
+    /// Forgets a connection that does not read its replies, and throws away whatever it
+    /// sends from now on. - Returns: the replies and requests that were waiting.
+    @discardableResult
+    mutating func discard(_ identity: [UInt8]) -> (replies: Int, requests: Int) {
+        discarded.insert(identity)
+        return drop(identity)
     }
 
     /// Forgets a connection (gone, or dropped for its backlog): frees its queues and its

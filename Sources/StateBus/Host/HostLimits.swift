@@ -44,16 +44,6 @@ public struct HostLimits: Sendable, Hashable {
         self.maxSubscriptionBytes = maxSubscriptionBytes
     }
 
-    /// The requests libzmq queues for one client on the control socket before it stops
-    /// reading that connection (4,000): four times a Swift view's window of writes in flight
-    /// (``ReplicaConfiguration/maxWritesInFlight``, 1,000), so a view that keeps its window
-    /// never fills it. Why it matters: libzmq 4.3.4 aborts the whole process when a
-    /// connection whose reading it stopped dies while replies to it are waiting to be sent
-    /// (`!_io_error`, stream_engine_base.cpp:331). At libzmq's default of 1,000 a view at
-    /// its full window could fill the queue, and a flooding view killed mid-flood aborted
-    /// the host; only a peer that floods without a window can still do that.
-    public static let controlQueueMessages = 4_000
-
     /// The fewest publications a subscriber may have queued (1,000, libzmq's default): with
     /// fewer, a view that falls a few milliseconds behind a burst of small publications loses
     /// one and resynchronises (measured: a 64-message queue made `statebus bench` views resync

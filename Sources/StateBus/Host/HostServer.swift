@@ -105,29 +105,9 @@ final class HostServer {
         self.thread = thread
         self.configuration = configuration
         self.counters = counters
-        control = try Socket(context: thread.context, type: .router)
-        updates = try Socket(context: thread.context, type: .xpub)
-        // libzmq drops anything above this before we see it; our own, lower limit answers
-        // with a clear `tooLarge` error instead.
-        try control.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 4 + 4096)
-        try control.set(.routerMandatory, true)
-        // No handover: a connection never takes over another's routing id. Views no longer
-        // choose their routing id at all; the socket gives each connection its own, and the
-        // view id binds to it at hello (``ClientTable``).
-        try control.set(.routerHandover, false)
-        // Per client, in libzmq's queue; past it replies wait in the client's backlog.
-        try control.set(.sendHighWaterMark, 1_000)
-        // Above any view's window of writes in flight, so libzmq never stops reading a
-        // well-behaved view's connection (see HostLimits.controlQueueMessages).
-        try control.set(.receiveHighWaterMark, Int32(HostLimits.controlQueueMessages))
-        try updates.set(.xpubVerbose, true)
-        // Bounds in bytes (HostLimits): libzmq counts a subscriber's queue in messages, and
-        // admits any subscription unless told to pass them to us.
-        try updates.set(.xpubManual, true)
-        try updates.set(.maxMessageSize, Int64(configuration.limits.maxSubscriptionBytes))
-        try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
+        let sockets = try ServingSockets(context: thread.context, maxMessageBytes: configuration.maxMessageBytes, limits: configuration.limits)
+        (control, updates) = (sockets.control, sockets.updates)
         subscriptionGate = SubscriptionGate(objects: objects.map(\.name), maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
-        try updates.set(.linger, 200)
         // Before the binds: the sockets must be CURVE servers, and the ZAP handler bound,
         // before the first peer connects.
         keyGuard = try HostGuard.install(configuration: configuration, thread: thread, control: control, updates: updates, counters: counters)
@@ -256,6 +236,11 @@ final class HostServer {
                 continue
             }
             let identity = frames[0].bytes
+            if clients.discards(identity) {
+                // Read, so that libzmq never stops reading the connection; not handled.
+                counters.droppedMessages.add(1, ordering: .relaxed)
+                continue
+            }
             clients.touch(identity)
             if clients.isBacklogged(identity) {
                 // Not handled until this client's replies drain: back-pressure on the client.
@@ -296,11 +281,11 @@ final class HostServer {
     /// Forgets a client whose backlog passed its bound: it does not read its replies.
     private func dropClient(_ identity: [UInt8], backlog: Int) {
         let viewID = clients.viewID(of: identity) ?? "(no hello)"
-        let (replies, requests) = clients.drop(identity)
+        let (replies, requests) = clients.discard(identity)
         counters.droppedClients.add(1, ordering: .relaxed)
         counters.droppedMessages.add(replies, ordering: .relaxed)
         logger.warning(
-            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than HostConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); \(replies) replies and \(requests) requests discarded, its writes will time out on its side"
+            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than HostConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); \(replies) replies and \(requests) requests discarded, and whatever it sends on this connection from now on; its writes will time out on its side, and it can join again on a new connection"
         )
     }
 

@@ -114,7 +114,7 @@ final class RelayServer {
                     .unsafeEndpoint,
                     "refusing to relay on \(exposed.joined(separator: " and ")) without CURVE keys: anyone who can reach it would read and write every object. "
                         + "Give the relay a key and the keys it admits (--key relay.key --authorized authorized.keys; RelayConfiguration.security), "
-                        + "serve ipc:// or a loopback address, or accept the risk with --insecure (RelayConfiguration.allowsInsecureNetwork)")
+                        + "serve ipc://, or accept the risk with --insecure (RelayConfiguration.allowsInsecureNetwork)")
             }
             configuration.logger.warning("INSECURE: relaying on \(exposed.joined(separator: " and ")) without CURVE keys (--insecure)")
         }
@@ -124,19 +124,8 @@ final class RelayServer {
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         gate = SubscriptionGate(objects: configuration.objects, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
         gateObjects = configuration.objects
-        control = try Socket(context: thread.context, type: .router)
-        updates = try Socket(context: thread.context, type: .xpub)
-        // The same socket options as a host's, for the same reasons (HostServer.init).
-        try control.set(.maxMessageSize, Int64(configuration.maxMessageBytes) * 4 + 4096)
-        try control.set(.routerMandatory, true)
-        try control.set(.routerHandover, false)
-        try control.set(.sendHighWaterMark, 1_000)
-        try control.set(.receiveHighWaterMark, Int32(HostLimits.controlQueueMessages))
-        try updates.set(.xpubVerbose, true)
-        try updates.set(.xpubManual, true)
-        try updates.set(.maxMessageSize, Int64(configuration.limits.maxSubscriptionBytes))
-        try updates.set(.sendHighWaterMark, Int32(clamping: configuration.limits.subscriberQueueMessages))
-        try updates.set(.linger, 200)
+        let sockets = try ServingSockets(context: thread.context, maxMessageBytes: configuration.maxMessageBytes, limits: configuration.limits)
+        (control, updates) = (sockets.control, sockets.updates)
         // Before the binds: the sockets must be CURVE servers, and the ZAP handler bound,
         // before the first view connects. The guard is the host's, with the relay's keys.
         if configuration.security != nil {
@@ -181,6 +170,8 @@ final class RelayServer {
                 continue
             }
             let identity = frames[0].bytes
+            // Read, so that libzmq never stops reading the connection; not handled.
+            if clients.discards(identity) { continue }
             clients.touch(identity)
             if clients.isBacklogged(identity) {
                 let backlog = clients.park(frames[1], from: identity)
@@ -557,9 +548,9 @@ final class RelayServer {
 
     private func dropClient(_ identity: [UInt8], backlog: Int) {
         let viewID = clients.viewID(of: identity) ?? "(no hello)"
-        clients.drop(identity)
+        clients.discard(identity)
         logger.warning(
-            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than RelayConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes))"
+            "dropped view \(viewID): it does not read its replies (\(backlog) bytes waiting, more than RelayConfiguration.maxClientBacklogBytes \(configuration.maxClientBacklogBytes)); whatever it sends on this connection from now on is discarded"
         )
     }
 

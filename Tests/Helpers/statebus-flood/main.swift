@@ -7,10 +7,14 @@
 // subcommand, because it does what StateBus never does: with `--zmtp-heartbeats` it turns on
 // ZMTP heartbeats on its own DEALER, as a third-party client may.
 //
-//   statebus-flood CONTROL OBJECT PROPERTY [--zmtp-heartbeats]
+//   statebus-flood CONTROL OBJECT PROPERTY [--zmtp-heartbeats] [--unread]
 //
 // It prints `flooding` once the host has accepted its first write (the test's readiness
 // line), then keeps up to 1,000 writes in flight for ever.
+//
+// With --unread it is the hostile client of libzmq's stream-engine abort: ZMTP heartbeats
+// every 10 ms with a 100 ms timeout, a hello, then writes as fast as the socket takes them,
+// never reading a reply. It prints `flooding` once the welcome is in.
 import Foundation
 import StateBusWire
 import SwiftProtobuf
@@ -23,7 +27,8 @@ guard positional.count == 3 else {
     exit(2)
 }
 let (control, object, property) = (positional[positional.startIndex], positional[positional.startIndex + 1], positional[positional.startIndex + 2])
-let heartbeats = arguments.contains("--zmtp-heartbeats")
+let unread = arguments.contains("--unread")
+let heartbeats = unread || arguments.contains("--zmtp-heartbeats")
 let viewID = "flood-\(UUID().uuidString)"
 
 /// One well-formed write of `value` to the property, as PROTOCOL.md section 8 describes.
@@ -49,8 +54,8 @@ do {
     try dealer.set(.routingID, Array(viewID.utf8))
     if heartbeats {
         // Short, so that many PINGs are on the wire whenever the process is killed.
-        try dealer.set(.heartbeatInterval, 50)
-        try dealer.set(.heartbeatTimeout, 200)
+        try dealer.set(.heartbeatInterval, unread ? 10 : 50)
+        try dealer.set(.heartbeatTimeout, unread ? 100 : 200)
     }
     try dealer.connect(control)
     // A write naming a view id is applied only from the connection its hello bound; the
@@ -66,6 +71,23 @@ do {
     }
     let poller = Poller()
     _ = poller.add(dealer, events: .readable)
+    if unread {
+        // The welcome, then never a read again.
+        guard try !poller.poll(timeout: .seconds(60)).isEmpty, try dealer.tryReceive() != nil else {
+            FileHandle.standardError.write(Data("statebus-flood: no welcome within 60 s\n".utf8))
+            exit(1)
+        }
+        FileHandle.standardOutput.write(Data("flooding (ZMTP heartbeats on, replies unread)\n".utf8))
+        let writable = Poller()
+        _ = writable.add(dealer, events: .writable)
+        var id: UInt64 = 0
+        while true {
+            id += 1
+            while try !dealer.send(try writeRequest(id: id, value: Int64(id)), wait: false) {
+                _ = try writable.poll(timeout: .milliseconds(50))
+            }
+        }
+    }
     var sent = 0
     var answered = -1  // the welcome is not an answer to a write
     var announced = false
