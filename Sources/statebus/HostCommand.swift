@@ -26,8 +26,8 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --object Counter --property count:int=0 --pin-cpu 0   # low latency, with views run --pin-cpu 0
               statebus host --object Counter --property count:int=0 --busy-poll-us 0   # never poll: CPU before latency
 
-            A tcp endpoint on an address other than loopback needs --key and --authorized \
-            (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
+            A tcp endpoint, loopback included (every user of the machine reaches it), needs \
+            --key and --authorized (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
             """
     )
 

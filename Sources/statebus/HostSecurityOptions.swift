@@ -12,7 +12,11 @@ struct HostSecurityOptions: ParsableArguments {
     @Option(name: .long, help: "The authorized keys file: ROLE PUBLIC-KEY NAME per line (default: $STATEBUS_AUTHORIZED_KEYS_FILE).")
     var authorized: String?
 
-    @Flag(name: .long, help: "Serve a non-loopback tcp endpoint without keys: anyone who can reach it reads and writes everything.")
+    @Flag(
+        name: .long,
+        help:
+            "Serve a tcp endpoint without keys (loopback included: every user of the machine reaches it); anyone who can reach it reads and writes everything."
+    )
     var insecure = false
 
     /// Sets ``HostConfiguration/security`` and ``HostConfiguration/allowsInsecureNetwork``.

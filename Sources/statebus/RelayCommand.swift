@@ -17,14 +17,15 @@ struct RelayCommand: AsyncParsableCommand {
 
             Examples:
               statebus relay --upstream ipc:///run/app/host.control --control ipc:///run/app/relay1.control
-              statebus relay --upstream tcp://10.0.0.1:7000 --control tcp://127.0.0.1:7100 --object SharedData
+              statebus relay --upstream tcp://10.0.0.1:7000 --control ipc:///run/app/relay.control --object SharedData
               statebus relay --upstream ipc:///run/app/relay1.control --control ipc:///run/app/relay2.control   # a relay of a relay
               statebus relay --upstream tcp://10.0.0.1:7000 --key relay.key --host-key host.pub --control tcp://0.0.0.0:7100 --authorized relay-views.keys
 
             With keys: --key is the relay's key pair (`statebus keygen relay`); --host-key the \
             upstream's public key, which must list the relay's key with the role relay \
             (`relay PUBLIC-KEY NAME`); --authorized the keys this relay admits, as a host's. A \
-            tcp address other than loopback needs --key and --authorized (or --insecure).
+            tcp address, loopback included (every user of the machine reaches it), needs --key \
+            and --authorized (or --insecure).
             """
     )
 
@@ -58,7 +59,7 @@ struct RelayCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The keys this relay admits: ROLE PUBLIC-KEY NAME per line (default: $STATEBUS_AUTHORIZED_KEYS_FILE).")
     var authorized: String?
 
-    @Flag(name: .long, help: "Serve a tcp address other than loopback without keys (anyone who reaches it reads and writes).")
+    @Flag(name: .long, help: "Serve a tcp address without keys, loopback included (anyone who reaches it reads and writes).")
     var insecure = false
 
     @OptionGroup var metrics: MetricsOptions

@@ -71,13 +71,23 @@ struct SecurityCommandTests {
             try await insecure.waitForLine("its ready line", timeout: .seconds(60)) { $0.contains("ready control=") }
             #expect(insecure.output.contains { $0.contains("INSECURE") }, "\(insecure.output)")
 
-            // Loopback and ipc stay key-less by default.
+            // Loopback tcp is every local user's: refused without keys too, naming the way out.
+            // ipc stays key-less by default: the runtime folder is this user's alone.
             let loopback = try system.startProcess(
                 executable: system.statebus,
                 arguments: ["host", "--control", "tcp://127.0.0.1:*", "--object", "Profile", "--property", "name:string=", "--no-persistence"],
                 name: "loopback")
-            try await loopback.waitForLine("its ready line", timeout: .seconds(60)) { $0.contains("ready control=") }
-            #expect(!loopback.output.contains { $0.contains("INSECURE") })
+            #expect(try await loopback.exited(timeout: .seconds(60)) != 0)
+            #expect(
+                loopback.output.contains { $0.contains("refusing to serve tcp://127.0.0.1:*") && $0.contains("--insecure") }, "\(loopback.output)")
+            let local = try system.startProcess(
+                executable: system.statebus,
+                arguments: [
+                    "host", "--control", "ipc://\(system.folder)/local", "--object", "Profile", "--property", "name:string=", "--no-persistence"
+                ],
+                name: "local")
+            try await local.waitForLine("its ready line", timeout: .seconds(60)) { $0.contains("ready control=") }
+            #expect(!local.output.contains { $0.contains("INSECURE") })
         }
     }
 }

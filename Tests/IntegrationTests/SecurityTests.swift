@@ -195,7 +195,7 @@ struct SecurityTests {
                 let marker = "plaintext-marker-\(UUID().uuidString)"
                 let host = try await TcpHost.start(
                     in: system, name: keyed ? "keyed" : "open",
-                    arguments: keyed ? ["--key", keys.hostKeyFile, "--authorized", keys.authorizedFile] : [])
+                    arguments: keyed ? ["--key", keys.hostKeyFile, "--authorized", keys.authorizedFile] : ["--insecure"])
                 let relay = try RecordingRelay(to: host.control)
                 defer { relay.close() }
                 let replica = try host.replica(in: system, security: keyed ? keys.security(writer) : nil, control: relay.endpoint)

@@ -59,6 +59,7 @@ struct SlowLinkTests {
         let value = String(repeating: "x", count: 8_000)
         let properties = (0..<200).map { PropertyDefinition("p\($0)", kind: .string, default: .string(value)) }
         var configuration = HostConfiguration(name: "slow-link", controlEndpoint: "tcp://127.0.0.1:*", persistence: .disabled)
+        configuration.allowsInsecureNetwork = true
         configuration.limits.maxPublicationBytes = 16 << 10
         return (try await StateHost(objects: [ObjectDefinition("Big", properties: properties)], configuration: configuration), value)
     }

@@ -23,10 +23,14 @@ struct HostSecurityTests {
         configuration.allowsInsecureNetwork = true
         let host = try await StateHost(objects: Self.objects, configuration: configuration)
         host.stop()
-        for endpoint in ["tcp://127.0.0.1:*", "ipc://\(Fixtures.temporaryFolder())/c"] {
-            let host = try await StateHost(objects: Self.objects, configuration: HostConfiguration(controlEndpoint: endpoint, persistence: .disabled))
-            host.stop()
+        // Loopback is every local user's: a key-less host refuses it too. ipc is this user's alone.
+        await #expect(throws: StateBusError.self) {
+            _ = try await StateHost(
+                objects: Self.objects, configuration: HostConfiguration(controlEndpoint: "tcp://127.0.0.1:*", persistence: .disabled))
         }
+        let local = try await StateHost(
+            objects: Self.objects, configuration: HostConfiguration(controlEndpoint: "ipc://\(Fixtures.temporaryFolder())/c", persistence: .disabled))
+        local.stop()
     }
 
     @Test("a forbidden write is rejected, rolled back and counted; a malformed authorized keys file is refused at start with file:line")

@@ -41,12 +41,12 @@ public struct HostConfiguration: Sendable {
     public var limits = HostLimits()
     /// CURVE keys and the authorized keys file: with them both sockets are encrypted and
     /// only listed keys get in, each with its role (see ``HostSecurity``). `nil` (the
-    /// default): no encryption, which suits `ipc://` and loopback only.
+    /// default): no encryption, which suits `ipc://` only.
     public var security: HostSecurity?
-    /// Serve a tcp endpoint on an address other than loopback without ``security``: by
-    /// default such a host refuses to start, since anyone who can reach it would read and
-    /// write every object. Set it (`--insecure`) to accept that risk; the host then logs a
-    /// warning at every start.
+    /// Serve a tcp endpoint without ``security``, loopback included: by default such a host
+    /// refuses to start, since anyone who can reach it (on loopback, every user of the
+    /// machine) would read and write every object. Set it (`--insecure`) to accept that
+    /// risk; the host then logs a warning at every start.
     public var allowsInsecureNetwork = false
     /// The low-latency profile (opt-in): the host's I/O loop thread and its libzmq I/O
     /// thread both pinned to this CPU (see ``ReplicaConfiguration/pinnedCPU``). Default

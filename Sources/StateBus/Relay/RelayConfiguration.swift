@@ -69,8 +69,9 @@ public struct RelayConfiguration: Sendable {
     /// CURVE towards the relay's views: its key pair and the keys it admits, each with a role,
     /// exactly as a host's (``HostSecurity``). With it, the relay may serve a network address.
     public var security: HostSecurity?
-    /// Serve a tcp endpoint on an address other than loopback without ``security`` (anyone
-    /// who reaches it would read and write every object, in clear text).
+    /// Serve a tcp endpoint without ``security``, loopback included (anyone who reaches it,
+    /// on loopback every user of the machine, would read and write every object, in clear
+    /// text).
     public var allowsInsecureNetwork = false
     /// Where the relay logs.
     public var logger: Logger
