@@ -64,6 +64,10 @@ struct ConnectedViewsTests {
             host.process.pause()
             defer { host.process.resume() }
             try await waitUntil("the view to see the host silent") { replica.connectionState == .stale }
+            // And to have opened its new connection: closed before that, on the old one, the
+            // goodbye would go straight into the kernel's buffer of a connection the host
+            // had already accepted, and close() would rightly return at once.
+            try await waitUntil("the view to reconnect", timeout: .seconds(30)) { replica.statistics.reconnections >= 1 }
             let closed = ClosingThread(closing: replica)
             // The engine marks the replica closed once its goodbye is queued, while `close()`
             // still waits for it to leave.

@@ -81,7 +81,9 @@ struct LaunchTests {
                 throw CancellationError()
             }, output: { printed.append($0) })
         let error = await #expect(throws: LaunchError.self) { try await launcher.run(until: {}) }
-        #expect(asked.lines == ["ipc://\(folder)/control within \(Duration.seconds(20))"])
+        // The file gives no ready_timeout: the default, STATEBUS_TIMEOUT's when it is set.
+        let wait = Duration.milliseconds(Int(LaunchFile.defaultReadyTimeout * 1000))
+        #expect(asked.lines == ["ipc://\(folder)/control within \(wait)"])
         #expect(error?.description.contains("host 'host' did not answer on ipc://\(folder)/control") == true)
         #expect(!printed.lines.contains { $0.hasPrefix("launch: started watcher") })
         #expect(launcher.process(named: "host")?.isRunning == false, "the launcher left its host running")

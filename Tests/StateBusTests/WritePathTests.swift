@@ -138,10 +138,17 @@ struct WritePathTests {
         let replica = try await Self.replica(of: host)
         defer { replica.close() }
         let before = host.statistics.publications
-        // Queued while the host holds still, the writes arrive together.
+        // Queued while the host holds still, the writes arrive together: the host goes on
+        // only once the replica's loop has handed every one to its socket (on a loaded
+        // machine that loop may take longer than the test thread's 1,000 calls).
         let resume = await host.pauseLoopForTesting()
         let receipts = (1...1_000).map { replica.write("counter", to: .int(Int64($0))) }
+        // Polled: nothing observable changes when the loop hands a write to its socket.
+        let sentBy = ContinuousClock.now + .seconds(20)
+        while replica.hasUnsentWrites, ContinuousClock.now < sentBy { try? await Task.sleep(for: .milliseconds(2)) }
+        let allSent = !replica.hasUnsentWrites
         resume()
+        try #require(allSent, "the replica's loop did not hand 1,000 writes to its socket within 20 s")
         for receipt in receipts { _ = try await receipt.accepted() }
         let publications = host.statistics.publications - before
         print("write burst: 1000 batches in \(publications) publications")

@@ -187,6 +187,12 @@ public final class Replica: Sendable {
     /// How many of this view's writes the host has not confirmed yet.
     public var pendingWriteCount: Int { shared.inner.withLock { $0.state.pending.count } }
 
+    /// Whether some of this view's writes wait for the replica's loop to hand them to the
+    /// socket: a test that queues writes behind a paused host waits for this to be `false`
+    /// before it lets the host go, so that the writes arrive together.
+    @_spi(Testing)
+    public var hasUnsentWrites: Bool { shared.inner.withLock { $0.state.hasUnsentWrites } }
+
     /// The names of properties whose visible value changed, coalesced. Ends at close.
     public var changes: PropertyChanges { PropertyChanges(feed: shared.feed) }
 
