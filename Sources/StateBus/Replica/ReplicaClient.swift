@@ -404,7 +404,7 @@ final class ReplicaClient {
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try secure(subscriber)
-            try subscriber.set(.receiveHighWaterMark, 100_000)
+            try subscriber.set(.receiveHighWaterMark, Int32(clamping: max(1, configuration.limits.updatesQueueMessages)))
             try subscriber.set(.maxMessageSize, Int64(configuration.limits.maxIncomingMessageBytes))
             try subscriber.subscribe(runTopic)
             try subscriber.subscribe(Topic.heartbeat)
