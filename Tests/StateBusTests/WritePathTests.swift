@@ -135,7 +135,10 @@ struct WritePathTests {
     func burstSharesPublications() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        let replica = try await Self.replica(of: host)
+        // Patient with a silent host: on a loaded machine the host stays paused for seconds
+        // below, and a replica that took that for a lost host would reconnect and send again.
+        let replica = try await Self.replica(
+            of: host, ReplicaConfiguration(missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(10), writeTimeout: .seconds(120)))
         defer { replica.close() }
         let before = host.statistics.publications
         // Queued while the host holds still, the writes arrive together: the host goes on
