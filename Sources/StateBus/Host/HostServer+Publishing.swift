@@ -160,7 +160,8 @@ extension HostServer {
                 writeReply.rejection =
                     StateBusError(
                         .persistenceFailed,
-                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)"
+                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)",
+                        object: pending.object, property: pending.persistedProperty
                     ).wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)

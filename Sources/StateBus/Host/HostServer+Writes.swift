@@ -58,7 +58,8 @@ extension HostServer {
             counters.writesAccepted.add(1, ordering: .relaxed)
             writeReply.accepted = true
             writeReply.sequence = result.sequence
-            durable = persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false
+            let persistedProperty = persistence?.firstPersisted(write.object, write.changes.map(\.property))
+            durable = persistedProperty != nil
             if !durable, turnReplies.isEmpty, commitPipeline.isIdle {
                 // Nothing waits for a commit, so the batch goes out now or at the end of this
                 // turn.
@@ -89,8 +90,8 @@ extension HostServer {
             // waits for durability, once its group commit is done.
             turnReplies.append(
                 PendingReply(
-                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable, view: write.viewID,
-                    writeID: write.writeID, digest: digest(), isCopy: false))
+                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable,
+                    persistedProperty: persistedProperty ?? "", view: write.viewID, writeID: write.writeID, digest: digest(), isCopy: false))
         } catch {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection = error.wire
