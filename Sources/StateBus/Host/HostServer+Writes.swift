@@ -10,6 +10,21 @@ extension HostServer {
         turnHandledWrites = true
         var writeReply = Statebus_V1_WriteReply()
         writeReply.writeID = write.writeID
+        // A value where the operation takes none: refused as a malformed write, like unknown
+        // fields, rather than ignored.
+        for change in write.changes {
+            guard let operation = change.operationRefusingItsValue else { continue }
+            counters.badMessages.add(1, ordering: .relaxed)
+            counters.writesRejected.add(1, ordering: .relaxed)
+            writeReply.rejection =
+                StateBusError(
+                    .badRequest,
+                    "the change of '\(change.property)' is a \(operation), which takes no value, but it carries \(change.value); leave `value` unset or null",
+                    object: write.object, property: change.property
+                ).wire
+            send(writeReply, to: requester)
+            return
+        }
         if case let admission = clients.admitsWrite(viewID: write.viewID, from: requester.identity), admission != .admitted {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection =
