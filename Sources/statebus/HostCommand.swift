@@ -4,12 +4,20 @@ import StateBus
 import StateBusRuntime
 import StateBusWire
 
-/// `statebus host`: serves one object whose properties are given on the command line.
+/// `statebus host`: serves the objects whose properties are given on the command line.
 struct HostCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "host",
-        abstract: "Run a host that serves one object declared on the command line.",
+        abstract: "Run a host that serves the objects declared on the command line.",
+        usage: """
+            statebus host --object NAME [--property NAME:KIND[=DEFAULT] ...] [--object NAME [--property ...] ...] [<options>]
+            """,
         discussion: """
+            Each --object declares an object; each --property after it declares a property of \
+            that object, until the next --object. An object may have no properties. A \
+            --property before any --object belongs to $STATEBUS_OBJECT (else the first of \
+            $STATEBUS_OBJECTS), as the launcher injects; without either it is refused.
+
             Each --property is NAME:KIND[=DEFAULT], KIND one of bool, int, double, string, any \
             (any: a JSON value of any shape). A string default is taken as is; other defaults \
             are JSON. Append ! to the kind to make the property read-only for views, ~ to make \
@@ -18,6 +26,7 @@ struct HostCommand: AsyncParsableCommand {
 
             Examples:
               statebus host --object SharedData --property sharedText:string=hello
+              statebus host --object Counter --property count:int=0 --object Settings --property theme:string=light --object Empty
               statebus host --control tcp://0.0.0.0:7000 --object Counter --property count:int=0 --property label:string!=fixed
               statebus host --object Settings --property notifications:bool~=true --database /var/lib/app/settings.sqlite
               statebus host --control tcp://0.0.0.0:7000 --updates tcp://0.0.0.0:7001 --advertise tcp://192.0.2.7:7001 --insecure --object Counter --property count:int=0
@@ -40,11 +49,14 @@ struct HostCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The updates endpoint to announce to views, when it differs from the bound one (NAT, another machine's address).")
     var advertise: String?
 
-    @Option(name: .long, help: "The object's name (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS, as the launcher injects).")
-    var object: String?
-
-    @Option(name: .long, help: "A property: NAME:KIND[=DEFAULT]; repeat for more.")
-    var property: [String] = []
+    /// `--object NAME` and `--property NAME:KIND[=DEFAULT]`, in order (``ObjectDeclarations``):
+    /// how they interleave says which object each property belongs to.
+    @Argument(
+        parsing: .allUnrecognized,
+        help: ArgumentHelp(
+            "--object NAME, then that object's --property NAME:KIND[=DEFAULT] options; repeat for each object.",
+            valueName: "--object NAME --property NAME:KIND[=DEFAULT]"))
+    var declarations: [String] = []
 
     @Option(name: .long, help: "The host's name (default endpoints derive from it).")
     var name: String = "statebus"
@@ -78,10 +90,7 @@ struct HostCommand: AsyncParsableCommand {
     @OptionGroup var lowLatency: LowLatencyOptions
 
     func validate() throws {
-        guard !property.isEmpty else {
-            throw ValidationError("declare at least one --property NAME:KIND[=DEFAULT], for example --property text:string=hello")
-        }
-        _ = try property.map(Self.parseProperty)
+        _ = try objectDefinitions()
         guard heartbeatMs >= 0 else { throw ValidationError("--heartbeat-ms must be 0 or more, got \(heartbeatMs)") }
         guard (0...1_000_000).contains(busyPollUs) else {
             throw ValidationError("--busy-poll-us must be 0 to 1000000 microseconds, got \(busyPollUs)")
@@ -91,6 +100,18 @@ struct HostCommand: AsyncParsableCommand {
         }
     }
 
+    /// The objects the command line declares, with their properties.
+    /// - Throws: `ValidationError` for a declaration or a property that cannot be read.
+    func objectDefinitions() throws -> [ObjectDefinition] {
+        let declared = try ObjectDeclarations(declarations, injectedObject: ConnectionOptions.injectedObject)
+        return try declared.objects.map { object in
+            ObjectDefinition(object.name, properties: try object.properties.map(Self.parseProperty))
+        }
+    }
+
+    /// Reads one `--property NAME:KIND[=DEFAULT]` (`!` after the kind: read-only, `~`:
+    /// persisted).
+    /// - Throws: `ValidationError` naming the specification and what is wrong with it.
     static func parseProperty(_ spec: String) throws -> PropertyDefinition {
         let (head, defaultText): (Substring, String?) = {
             guard let equals = spec.firstIndex(of: "=") else { return (spec[...], nil) }
@@ -134,10 +155,7 @@ struct HostCommand: AsyncParsableCommand {
     func run() async throws {
         let stop = SignalTrap.stopSignals()
         let metricsEndpoint = try metrics.endpoint()
-        guard let object = self.object ?? ConnectionOptions.injectedObject, !object.isEmpty else {
-            throw ValidationError("no object: pass --object NAME (for example --object Counter) or set STATEBUS_OBJECT")
-        }
-        let definition = ObjectDefinition(object, properties: try property.map(Self.parseProperty))
+        let definitions = try objectDefinitions()
         var configuration = HostConfiguration(
             name: name,
             controlEndpoint: control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control],
@@ -150,22 +168,23 @@ struct HostCommand: AsyncParsableCommand {
         configuration.pinnedCPU = lowLatency.pinCpu
         configuration.busyPollingAfterWrites = .microseconds(busyPollUs)
         try security.apply(to: &configuration)
-        let host = try await StateHost(objects: [definition], configuration: configuration)
+        let host = try await StateHost(objects: definitions, configuration: configuration)
         let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
         defer { withExtendedLifetime(hangups) {} }
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) epoch=\(host.epoch)")
-        let printer = Task { [printChanges, object] in
-            guard printChanges else { return }
-            for await _ in host.changes(of: object) {
-                let sequence = host.sequence(of: object) ?? 0
-                emit(
-                    #"{"epoch":\#(host.epoch),"object":\#(ValueText.json(.string(object))),"sequence":\#(sequence),"values":\#(ValueText.json(host.values(of: object) ?? [:]))}"#
-                )
+        let printers = (printChanges ? definitions.map(\.name) : []).map { object in
+            Task {
+                for await _ in host.changes(of: object) {
+                    let sequence = host.sequence(of: object) ?? 0
+                    emit(
+                        #"{"epoch":\#(host.epoch),"object":\#(ValueText.json(.string(object))),"sequence":\#(sequence),"values":\#(ValueText.json(host.values(of: object) ?? [:]))}"#
+                    )
+                }
             }
         }
         metrics.announce(metricsEndpoint)
         try await runServices([host] + [metricsEndpoint].compactMap { $0 }, stoppingOn: stop)
-        printer.cancel()
+        for printer in printers { printer.cancel() }
         emit("stopped")
     }
 }

@@ -19,6 +19,9 @@ struct PersistenceFailureTests {
         let large = Value.string(String(repeating: "x", count: 64_000))
         let error = await #expect(throws: StateBusError.self) { try await replica.write("theme", to: large).accepted() }
         #expect(error?.code == .persistenceFailed)
+        // The answer names what it refused, as every other rejection of a write does.
+        #expect(error?.object == "Settings")
+        #expect(error?.property == "theme")
         #expect(error?.message.contains(path) == true)
         #expect(error?.message.contains("the disk is full") == true)
         #expect(host.value(of: "theme", in: "Settings") == "dark")

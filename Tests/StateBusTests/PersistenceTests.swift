@@ -128,6 +128,25 @@ struct PersistenceTests {
         #expect(stored.contains { $0.property == "theme" && $0.value == "dark" })
     }
 
+    @Test("the file keeps each view's last 1,024 stored answers, however sparse its durable write ids")
+    func storedAnswersPerView() throws {
+        let folder = Fixtures.temporaryFolder()
+        let store = try SQLitePropertyStore(path: "\(folder)/answers.sqlite")
+        defer { store.close() }
+        // Every other write of `sparse` was durable (the others had no answer to store), in
+        // several transactions, as a group commit stores them.
+        for first in stride(from: 0, to: 1_500, by: 500) {
+            let answers = (first..<first + 500).map { StoredAnswer(view: "sparse", writeID: UInt64(2 * $0 + 2), digest: 7, object: "Settings") }
+            try store.save([], answers: answers + [StoredAnswer(view: "other", writeID: UInt64(first + 1), digest: 7, object: "Settings")])
+        }
+        let answers = try store.load().answers
+        let sparse = answers.filter { $0.view == "sparse" }.map(\.writeID).sorted()
+        #expect(sparse.count == StoredAnswerLimits.perView)
+        #expect(sparse.first == UInt64(2 * (1_500 - StoredAnswerLimits.perView) + 2))
+        #expect(sparse.last == 3_000)
+        #expect(answers.filter { $0.view == "other" }.count == 3)
+    }
+
     @Test("persistence disabled on request: nothing is written, defaults every start")
     func disabled() async throws {
         let folder = Fixtures.temporaryFolder()

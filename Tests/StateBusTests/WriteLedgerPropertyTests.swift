@@ -5,10 +5,13 @@ import Testing
 @testable import StateBus
 
 /// `WriteLedger` against a plain reference: a dictionary of answers per view, trimmed to the
-/// newest write ids of a view and to the most recently active views by the ledger's rules.
+/// newest write ids of a view and to the most recently active views by the ledger's rules
+/// (PROTOCOL.md section 8, "Copies": exactly the last 1,024 answers of each of the 10,000
+/// most recently active views).
 ///
 /// What a host relies on: a copy of a remembered write gets the first copy's answer (and
-/// only a true copy: same view, write id, object and changes), and memory stays bounded.
+/// only a true copy: same view, write id, object and changes), a copy older than the bounds
+/// is not answered from the ledger, and memory stays bounded.
 /// The bounds are the real ones (1,024 answers a view, 10,000 views), so bursts of writes
 /// and of new views push the ledger past them within a few events.
 @Suite("WriteLedger against a reference model")
@@ -78,9 +81,9 @@ struct WriteLedgerPropertyTests {
                     #expect(ledger.answer(to: write) == nil, "step \(index) of \(steps): a write to another object counted as a copy")
                 }
 
-                // The writes of the four main views that either side may still remember
-                // (ids are consecutive, so anything older than twice the bound is gone):
-                // a sample after each event, all of them after the last.
+                // The writes of the four main views, from well past the bound (a copy that
+                // old must find nothing) to the newest: a sample after each event, all of
+                // them after the last.
                 let isLast = index == steps.count - 1
                 for (view, next) in nextWriteID {
                     let oldest = next > UInt64(2 * WriteLedger.answersPerView + 2) ? next - UInt64(2 * WriteLedger.answersPerView + 2) : 0
@@ -101,8 +104,9 @@ struct WriteLedgerPropertyTests {
                         return
                     }
                 }
-                #expect(model.views.count <= WriteLedger.maximumViews + WriteLedger.maximumViews / 10)
-                #expect(model.views.values.allSatisfy { $0.answers.count <= 2 * WriteLedger.answersPerView })
+                #expect(ledger.count == model.views.values.reduce(0) { $0 + $1.answers.count }, "step \(index) of \(steps)")
+                #expect(model.views.count <= WriteLedger.maximumViews)
+                #expect(model.views.values.allSatisfy { $0.answers.count <= WriteLedger.answersPerView })
             }
         }
     }
@@ -110,7 +114,7 @@ struct WriteLedgerPropertyTests {
     @Test("the newest answers of the most recently active views are never forgotten")
     func guarantees() {
         var ledger = WriteLedger()
-        // Past the per-view bound by one full trim, then past the views' bound.
+        // Past the per-view bound, then past the views' bound.
         let writes = UInt64(3 * WriteLedger.answersPerView)
         for writeID in 1...writes {
             ledger.record(view: "busy", writeID: writeID, answer: Self.answer(view: "busy", writeID: writeID, accepted: true))
@@ -118,7 +122,7 @@ struct WriteLedgerPropertyTests {
         for index in 0..<(WriteLedger.maximumViews + WriteLedger.maximumViews / 10) {
             ledger.record(view: "v\(index)", writeID: 1, answer: Self.answer(view: "v\(index)", writeID: 1, accepted: true))
         }
-        // `busy` is now the least recently active view of more than the bound: forgotten.
+        // `busy` is now the least recently active view past the bound: forgotten.
         #expect(ledger.answer(to: Self.request(view: "busy", writeID: writes)) == nil)
         // The last `maximumViews` views are all remembered (one issue, not ten thousand).
         let recent = (WriteLedger.maximumViews / 10)..<(WriteLedger.maximumViews + WriteLedger.maximumViews / 10)
@@ -132,6 +136,42 @@ struct WriteLedgerPropertyTests {
         let newest = (writes - UInt64(WriteLedger.answersPerView) + 1)...writes
         let lost = newest.filter { single.answer(to: Self.request(view: "busy", writeID: $0))?.reply.writeID != $0 }
         #expect(lost.isEmpty, "lost \(lost.count) of the newest answers, first \(lost.first ?? 0)")
+    }
+
+    @Test("a copy more than 1,024 writes old is not answered from the ledger")
+    func exactBound() {
+        var ledger = WriteLedger()
+        #expect(WriteLedger.answersPerView == 1024)
+        for writeID in UInt64(1)...1_500 {
+            ledger.record(view: "v", writeID: writeID, answer: Self.answer(view: "v", writeID: writeID, accepted: true))
+            let oldest = writeID > 1024 ? writeID - 1023 : 1
+            // The view's last 1,024 answers, and not one more, after every write.
+            #expect(ledger.count == Int(writeID - oldest + 1))
+            if oldest > 1 {
+                #expect(ledger.answer(to: Self.request(view: "v", writeID: oldest - 1)) == nil, "write \(oldest - 1) after \(writeID)")
+            }
+            #expect(ledger.answer(to: Self.request(view: "v", writeID: oldest)) != nil, "write \(oldest) after \(writeID)")
+        }
+        // A copy 1,500 writes old (the first write) is a new write: applied, not answered.
+        #expect(ledger.answer(to: Self.request(view: "v", writeID: 1)) == nil)
+        #expect(ledger.answer(to: Self.request(view: "v", writeID: 476)) == nil)
+        #expect(ledger.answer(to: Self.request(view: "v", writeID: 477))?.reply.writeID == 477)
+    }
+
+    @Test("past the views' bound, the least recently active view is forgotten, one at a time")
+    func exactViewBound() {
+        var ledger = WriteLedger()
+        for index in 0..<WriteLedger.maximumViews {
+            ledger.record(view: "v\(index)", writeID: 1, answer: Self.answer(view: "v\(index)", writeID: 1, accepted: true))
+        }
+        // v0 writes again: v1 becomes the least recently active.
+        ledger.record(view: "v0", writeID: 2, answer: Self.answer(view: "v0", writeID: 2, accepted: true))
+        ledger.record(view: "new", writeID: 1, answer: Self.answer(view: "new", writeID: 1, accepted: true))
+        #expect(ledger.answer(to: Self.request(view: "v1", writeID: 1)) == nil)
+        #expect(ledger.answer(to: Self.request(view: "v0", writeID: 1)) != nil)
+        #expect(ledger.answer(to: Self.request(view: "v2", writeID: 1)) != nil)
+        #expect(ledger.answer(to: Self.request(view: "new", writeID: 1)) != nil)
+        #expect(ledger.count == WriteLedger.maximumViews + 1)
     }
 
     /// A write request as a view sends it: the object `Profile`, one change.
@@ -156,33 +196,39 @@ struct WriteLedgerPropertyTests {
     }
 }
 
-/// The reference ledger: the same bounds, kept with plain lists and a counter.
+/// The reference ledger: the same bounds, kept with plain lists: each view's write ids in
+/// the order recorded (the tests record them growing), and the views in order of activity.
 struct LedgerModel {
     struct View {
         var answers: [UInt64: WriteLedger.Answer] = [:]
-        var lastActive = 0
+        var ids: [UInt64] = []
     }
 
     var views: [String: View] = [:]
-    var clock = 0
+    /// View names, least recently active first, from `activityStart` on.
+    var activity: [String] = []
+    var activityStart = 0
 
     func answer(view: String, writeID: UInt64) -> WriteLedger.Answer? {
         views[view]?.answers[writeID]
     }
 
     mutating func record(view: String, writeID: UInt64, answer: WriteLedger.Answer) {
-        clock += 1
+        if views[view]?.answers[writeID] == nil { views[view, default: View()].ids.append(writeID) }
         views[view, default: View()].answers[writeID] = answer
-        views[view]?.lastActive = clock
-        // Past twice the bound, a view keeps only its newest `answersPerView` write ids.
-        if let answers = views[view]?.answers, answers.count > 2 * WriteLedger.answersPerView {
-            let oldest = answers.keys.sorted().dropLast(WriteLedger.answersPerView)
-            for writeID in oldest { views[view]?.answers[writeID] = nil }
+        // A view keeps only its newest `answersPerView` write ids.
+        if let ids = views[view]?.ids, ids.count > WriteLedger.answersPerView {
+            views[view]?.answers[ids[0]] = nil
+            views[view]?.ids.removeFirst()
         }
-        // Past the bound plus a tenth, only the most recently active `maximumViews` stay.
-        if views.count > WriteLedger.maximumViews + WriteLedger.maximumViews / 10 {
-            let byActivity = views.keys.sorted { views[$0]!.lastActive < views[$1]!.lastActive }
-            for name in byActivity.dropLast(WriteLedger.maximumViews) { views[name] = nil }
+        // Only the most recently active `maximumViews` views stay.
+        if activity.last != view {
+            if let index = activity[activityStart...].lastIndex(of: view) { activity.remove(at: index) }
+            activity.append(view)
+        }
+        if views.count > WriteLedger.maximumViews {
+            views[activity[activityStart]] = nil
+            activityStart += 1
         }
     }
 

@@ -155,6 +155,7 @@ struct WireCodecTests {
                 for change in changes { encoder.append(change) }
             }
             let bytes = encoder.publication()
+            #expect(encoder.encodedSize == bytes.count, "a run's encodedSize is its publication's size, exactly")
             recordingErrors {
                 let (run, read) = try Self.readRun(bytes)
                 #expect(run.object == 2 && run.epoch == 77 && run.firstSequence == 1000 && run.protocolVersion == 2)
@@ -254,6 +255,35 @@ struct WireCodecTests {
                 let canonical = try Statebus_V1_Reply(serializedBytes: try SnapshotPartReader.canonicalReply(part, requestID: 4))
                 #expect(canonical.snapshotPart.versions == part.versions && canonical.snapshotPart.cells == part.cells)
             }
+        }
+    }
+
+    @Test("a run's encodedSize is exact after every change, past 127 and 16,383 changes in a batch; a part's size bound holds")
+    func exactSizes() {
+        var encoder = UpdateRunEncoder()
+        encoder.start(object: 300, epoch: UInt64.max, firstSequence: 1 << 40)
+        encoder.beginBatch(origin: "view", writeID: 1 << 62)
+        for index in 0..<17_000 {
+            encoder.append(property: index % 7, value: index % 3 == 0 ? .string("s\(index)") : .int(Int64(index)))
+            if index < 300 || index % 997 == 0 || (16_380...16_390).contains(index) {
+                #expect(encoder.encodedSize == encoder.publication().count, "after \(index + 1) changes")
+            }
+        }
+        encoder.beginBatch(origin: nil, writeID: 0)
+        encoder.append(property: 1, value: .null)
+        #expect(encoder.encodedSize == encoder.publication().count)
+
+        var part = SnapshotPartEncoder()
+        let values: [Value] = [
+            .string(String(repeating: "x", count: 300)), .int(-1), .map(["a": .list([.double(1), .bytes(Data([1, 2]))])]), .null, .bool(true)
+        ]
+        for index in 0..<2_000 {
+            let value = values[index % values.count]
+            let bound = part.replySizeBound(appending: value.encodedSizeBound, requestID: UInt64.max)
+            part.append(property: index, value: value, version: UInt64(index) << 30)
+            guard index < 100 || index % 97 == 0 else { continue }
+            let size = part.reply(requestID: UInt64.max, object: 1 << 30, epoch: .max, sequence: .max, part: 1 << 30, last: true).count
+            #expect(size <= bound, "part of \(index + 1) properties")
         }
     }
 

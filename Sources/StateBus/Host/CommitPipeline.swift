@@ -13,6 +13,9 @@ struct PendingReply {
     /// Whether the write touched persisted properties: its acceptance waits for the commit,
     /// and a failed commit turns it into `persistenceFailed`.
     var durable: Bool
+    /// The first persisted property the write changed, which a `persistenceFailed` answer
+    /// names (empty when it changed none).
+    var persistedProperty = ""
     var view: String
     var writeID: UInt64
     /// The digest stored with a durable write's answer (``WriteDigest``).

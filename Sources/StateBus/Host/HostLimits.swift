@@ -14,8 +14,11 @@ public struct HostLimits: Sendable, Hashable {
     /// The largest encoded size of one object, all its properties together, and of one
     /// write's changes (default 4 MiB). A write that would pass it is rejected with `tooLarge`.
     public var maxObjectBytes: Int
-    /// The size at which the host stops adding batches to a publication and starts another
-    /// (default 256 KiB). A single batch larger than this travels alone.
+    /// The largest message the host (or relay) packs batches or properties into, counting
+    /// the whole encoded message (default 256 KiB): a publication's `Publication` frame
+    /// (not its topic), a version-2 snapshot part's `Reply`. Past it, the next batch or
+    /// property goes in the next message; a single batch or property larger than this
+    /// travels alone.
     public var maxPublicationBytes: Int
     /// What a subscriber that stops reading may hold up at the host, in bytes (default
     /// 64 MiB). libzmq counts its queue in messages, so the host sets the updates socket's

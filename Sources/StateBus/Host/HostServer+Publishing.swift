@@ -77,8 +77,8 @@ extension HostServer {
         !undurable.isEmpty && undurable.contains(CommitPipeline.BatchKey(object: batch.object, sequence: batch.sequence))
     }
 
-    /// Version 2: runs of at most ``HostLimits/maxPublicationBytes`` (a single larger batch
-    /// travels alone), each one message.
+    /// Version 2: runs whose whole publication is at most ``HostLimits/maxPublicationBytes``
+    /// (a single larger batch travels alone), each one message.
     private func publishRuns(_ batches: ArraySlice<AppliedBatch>, object: Int, undurable: Set<CommitPipeline.BatchKey>) {
         let limit = configuration.limits.maxPublicationBytes
         let topic = publicationTopics[object].runs
@@ -113,8 +113,8 @@ extension HostServer {
         }
     }
 
-    /// Version 1: several batches per publication (at most 512, and at most
-    /// ``HostLimits/maxPublicationBytes`` but for a single larger batch).
+    /// Version 1: several batches per publication (at most 512, and a whole publication of
+    /// at most ``HostLimits/maxPublicationBytes`` but for a single larger batch).
     private func publishBatches(_ batches: ArraySlice<AppliedBatch>, undurable: Set<CommitPipeline.BatchKey>) {
         let first = batches.first!
         guard let definition = definitions[first.object] else { return }
@@ -124,7 +124,8 @@ extension HostServer {
             var end = start + 1
             // Split by bytes too (HostLimits.maxPublicationBytes): the subscriber queue's
             // bound in bytes assumes no publication is larger, except a single large batch.
-            var bytes = batches[start].encodedSizeBound
+            // The publication's protocol_version (2 bytes), then its batches.
+            var bytes = 2 + batches[start].encodedSizeBound
             while end < batches.endIndex, end - start < 512 {
                 bytes += batches[end].encodedSizeBound
                 guard bytes <= configuration.limits.maxPublicationBytes else { break }
@@ -159,7 +160,8 @@ extension HostServer {
                 writeReply.rejection =
                     StateBusError(
                         .persistenceFailed,
-                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)"
+                        "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)",
+                        object: pending.object, property: pending.persistedProperty
                     ).wire
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
@@ -262,23 +264,5 @@ extension HostServer {
         publication.protocolVersion = StateBusProtocol.version1
         publication.heartbeat = heartbeat
         publish(publication, topic: Topic.heartbeat)
-    }
-}
-
-extension AppliedBatch {
-    /// An upper bound of the batch's size in a version-2 run, for splitting runs by bytes
-    /// without encoding twice.
-    var runSizeBound: Int {
-        var total = 16 + (origin?.utf8.count ?? 0) + Self.runSizeBound(of: changes.first)
-        for item in changes.rest { total += Self.runSizeBound(of: item) }
-        return total
-    }
-
-    private static func runSizeBound(of item: ObjectStore.Resolved) -> Int {
-        guard item.change.replacesWholeValue else {
-            let value = item.part ?? item.change.value
-            return 32 + item.change.path.components.count * 16 + value.encodedSizeBound
-        }
-        return 8 + item.size
     }
 }

@@ -21,8 +21,8 @@ extension HostServer {
         }
     }
 
-    /// Version 2: parts of at most ``HostLimits/maxPublicationBytes`` (a single larger
-    /// property travels alone).
+    /// Version 2: parts whose whole reply is at most ``HostLimits/maxPublicationBytes`` (a
+    /// single larger property travels alone).
     private func sendParts(of store: ObjectStore, index: Int, to requester: Requester) {
         let limit = max(1, configuration.limits.maxPublicationBytes)
         var part = 0
@@ -30,7 +30,9 @@ extension HostServer {
         let count = store.values.count
         repeat {
             partEncoder.removeAll()
-            while property < count, partEncoder.count == 0 || partEncoder.encodedSize + store.sizes[property] <= limit {
+            while property < count,
+                partEncoder.count == 0 || partEncoder.replySizeBound(appending: store.sizes[property], requestID: requester.requestID) <= limit
+            {
                 partEncoder.append(property: property, value: store.values[property], version: store.versions[property])
                 property += 1
             }

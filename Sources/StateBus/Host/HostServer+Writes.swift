@@ -10,6 +10,21 @@ extension HostServer {
         turnHandledWrites = true
         var writeReply = Statebus_V1_WriteReply()
         writeReply.writeID = write.writeID
+        // A value where the operation takes none: refused as a malformed write, like unknown
+        // fields, rather than ignored.
+        for change in write.changes {
+            guard let operation = change.operationRefusingItsValue else { continue }
+            counters.badMessages.add(1, ordering: .relaxed)
+            counters.writesRejected.add(1, ordering: .relaxed)
+            writeReply.rejection =
+                StateBusError(
+                    .badRequest,
+                    "the change of '\(change.property)' is a \(operation), which takes no value, but it carries \(change.value); leave `value` unset or null",
+                    object: write.object, property: change.property
+                ).wire
+            send(writeReply, to: requester)
+            return
+        }
         if case let admission = clients.admitsWrite(viewID: write.viewID, from: requester.identity), admission != .admitted {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection =
@@ -58,7 +73,8 @@ extension HostServer {
             counters.writesAccepted.add(1, ordering: .relaxed)
             writeReply.accepted = true
             writeReply.sequence = result.sequence
-            durable = persistence?.touchesPersisted(write.object, write.changes.map(\.property)) ?? false
+            let persistedProperty = persistence?.firstPersisted(write.object, write.changes.map(\.property))
+            durable = persistedProperty != nil
             if !durable, turnReplies.isEmpty, commitPipeline.isIdle {
                 // Nothing waits for a commit, so the batch goes out now or at the end of this
                 // turn.
@@ -89,8 +105,8 @@ extension HostServer {
             // waits for durability, once its group commit is done.
             turnReplies.append(
                 PendingReply(
-                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable, view: write.viewID,
-                    writeID: write.writeID, digest: digest(), isCopy: false))
+                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable,
+                    persistedProperty: persistedProperty ?? "", view: write.viewID, writeID: write.writeID, digest: digest(), isCopy: false))
         } catch {
             counters.writesRejected.add(1, ordering: .relaxed)
             writeReply.rejection = error.wire

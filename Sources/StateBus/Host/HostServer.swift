@@ -51,7 +51,9 @@ final class HostServer {
     var ledger = WriteLedger()
     /// Each connection's view id, queued replies and parked requests.
     var clients: ClientTable
-    /// The last sequence published per object (by index), which heartbeats announce.
+    /// The sequence of the last batch released for publication per object (by index), which
+    /// heartbeats announce: published in every form subscribed to, or in none when nobody
+    /// subscribed to the object (its sequence still advances).
     var publishedSequences: [UInt64]
     /// Each object's sequence when the server started (what a snapshot served before any
     /// publication holds), by index.

@@ -15,10 +15,10 @@ import StateBusWire
 /// (``WriteDigest``), never as values, so what a client writes does not stay in the host's
 /// memory. The answers to durable writes are also stored with their values (``StoredAnswer``)
 /// and come back here when a host starts, so a copy sent to the next host is not applied
-/// twice either. The ledger keeps the last ``answersPerView`` answers of each
-/// view, forgets the least recently active views beyond ``maximumViews``, and holds at most
-/// ``maximumBytes`` of answers in all, the oldest evicted first; a copy older than that is
-/// applied again, as before the ledger.
+/// twice either. The ledger keeps exactly the last ``answersPerView`` answers of each view
+/// (by write id), the ``maximumViews`` most recently active views, and at most
+/// ``maximumBytes`` of answers in all, each bound evicting its oldest first, one at a time;
+/// a copy older than that is applied again, as before the ledger.
 ///
 /// Owned by the host's I/O loop thread; not thread-safe.
 struct WriteLedger {
@@ -46,20 +46,25 @@ struct WriteLedger {
         var bytes: Int { 96 + reply.rejection.message.utf8.count + reply.rejection.object.utf8.count + reply.rejection.property.utf8.count }
     }
 
-    /// Answers kept per view: far more than a view has in flight.
+    /// Answers kept per view: far more than a view has in flight. Past it, the view's
+    /// smallest write id is forgotten, one at a time.
     static let answersPerView = 1024
-    /// Views remembered at once.
+    /// Views remembered at once; past it, the least recently active view is forgotten.
     static let maximumViews = 10_000
     /// Answers held in all, in bytes (about 300,000 short answers).
     static let maximumBytes = 32 << 20
 
     private struct ViewWrites {
-        var answers: [UInt64: Answer] = [:]
+        var answers = ViewAnswers<Answer>()
         var lastActive: UInt64 = 0
     }
 
     private var views: [String: ViewWrites] = [:]
     private var activity: UInt64 = 0
+    /// Views in order of activity, oldest first, each entry stamped with the activity it
+    /// records; an entry whose view has been active since is skipped when it comes up.
+    private var activityOrder: [(view: String, stamp: UInt64)] = []
+    private var activityStart = 0
     /// Every recorded answer in recording order, for evicting the oldest; entries whose
     /// answer was already forgotten are skipped when they come up.
     private var order: [(view: String, writeID: UInt64)] = []
@@ -78,29 +83,20 @@ struct WriteLedger {
         return answer
     }
 
-    /// Records the answer given to a write.
+    /// Records the answer given to a write; forgets the view's oldest answer past
+    /// ``answersPerView``, the least recently active view past ``maximumViews``, and the
+    /// oldest answers past ``maximumBytes``.
     mutating func record(view: String, writeID: UInt64, answer: Answer) {
         activity += 1
-        if let replaced = views[view, default: ViewWrites()].answers.updateValue(answer, forKey: writeID) {
-            forgetCost(of: replaced)
-        }
+        let (replaced, evicted) = views[view, default: ViewWrites()].answers.record(answer, writeID: writeID, limit: Self.answersPerView)
+        if let replaced { forgetCost(of: replaced) }
+        if let evicted { forgetCost(of: evicted) }
         bytes += answer.bytes
         count += 1
         order.append((view, writeID))
         views[view]!.lastActive = activity
-        if views[view]!.answers.count > 2 * Self.answersPerView {
-            // Write ids grow, so the oldest answers have the smallest ids.
-            let keep = Set(views[view]!.answers.keys.sorted().suffix(Self.answersPerView))
-            for (id, old) in views[view]!.answers where !keep.contains(id) { forgetCost(of: old) }
-            views[view]!.answers = views[view]!.answers.filter { keep.contains($0.key) }
-        }
-        if views.count > Self.maximumViews + Self.maximumViews / 10 {
-            let keep = Set(views.sorted { $0.value.lastActive > $1.value.lastActive }.prefix(Self.maximumViews).map(\.key))
-            for (name, writes) in views where !keep.contains(name) {
-                for answer in writes.answers.values { forgetCost(of: answer) }
-            }
-            views = views.filter { keep.contains($0.key) }
-        }
+        activityOrder.append((view, activity))
+        forgetInactiveViews()
         evictOldest()
     }
 
@@ -109,15 +105,32 @@ struct WriteLedger {
         count -= 1
     }
 
+    /// Forgets the least recently active views while more than ``maximumViews`` are
+    /// remembered, and drops stale entries from the activity order once they outnumber the
+    /// views.
+    private mutating func forgetInactiveViews() {
+        while views.count > Self.maximumViews, activityStart < activityOrder.count {
+            let (view, stamp) = activityOrder[activityStart]
+            activityStart += 1
+            guard let writes = views[view], writes.lastActive == stamp else { continue }
+            for answer in writes.answers.answers.values { forgetCost(of: answer) }
+            views[view] = nil
+        }
+        if activityOrder.count - activityStart > 2 * views.count + 1024 || activityStart > activityOrder.count / 2 {
+            activityOrder = activityOrder[activityStart...].filter { views[$0.view]?.lastActive == $0.stamp }
+            activityStart = 0
+        }
+    }
+
     /// Forgets the oldest answers while the ledger holds more than ``maximumBytes``, and
     /// drops forgotten entries from the recording order once they outnumber the live ones.
     private mutating func evictOldest() {
         while bytes > Self.maximumBytes, orderStart < order.count {
             let (view, writeID) = order[orderStart]
             orderStart += 1
-            guard let answer = views[view]?.answers.removeValue(forKey: writeID) else { continue }
+            guard let answer = views[view]?.answers.remove(writeID: writeID) else { continue }
             forgetCost(of: answer)
-            if views[view]?.answers.isEmpty == true { views[view] = nil }
+            if views[view]?.answers.count == 0 { views[view] = nil }
         }
         if order.count - orderStart > 2 * count + 1024 || orderStart > order.count / 2 {
             order = order[orderStart...].filter { views[$0.view]?.answers[$0.writeID] != nil }
@@ -130,6 +143,6 @@ struct WriteLedger {
 
     /// Replaces a recorded answer (a commit failed after the write was accepted).
     mutating func update(view: String, writeID: UInt64, reply: Statebus_V1_WriteReply) {
-        views[view]?.answers[writeID]?.reply = reply
+        views[view]?.answers.update(writeID: writeID) { $0.reply = reply }
     }
 }

@@ -108,10 +108,11 @@ final class HostPersistence {
         storedAnswers = contents.answers.filter { definitions[$0.object] != nil }
     }
 
-    /// Whether a write to `object` touching these properties must wait for a commit.
-    func touchesPersisted(_ object: String, _ properties: [String]) -> Bool {
-        guard let names = persisted[object] else { return false }
-        return properties.contains(where: names.contains)
+    /// The first of `properties` of `object` that is persisted, if any: a write touching it
+    /// must wait for a commit, and a `persistenceFailed` answer names it.
+    func firstPersisted(_ object: String, _ properties: [String]) -> String? {
+        guard let names = persisted[object] else { return nil }
+        return properties.first(where: names.contains)
     }
 
     /// Whether a batch changed a persisted property.

@@ -357,13 +357,14 @@ public final class SQLitePropertyStore: PropertyStore {
     @_spi(Testing)
     public var changedRowsForTesting: Int { database.map { Int(sqlite3_total_changes($0)) } ?? 0 }
 
-    /// Stores answers, then forgets each view's answers older than its last
-    /// ``StoredAnswerLimits/perView`` and the oldest beyond ``StoredAnswerLimits/total``.
+    /// Stores answers, then forgets each view's answers beyond its last
+    /// ``StoredAnswerLimits/perView`` (by write id) and the oldest beyond
+    /// ``StoredAnswerLimits/total``.
     private func insert(_ answers: [StoredAnswer]) throws(PersistenceError) {
         guard !answers.isEmpty else { return }
         let statement = try prepare("INSERT OR REPLACE INTO answers (view, write_id, digest, object) VALUES (?, ?, ?, ?)")
         defer { sqlite3_finalize(statement) }
-        var newest: [String: UInt64] = [:]
+        var views: Set<String> = []
         for answer in answers {
             sqlite3_reset(statement)
             sqlite3_bind_text(statement, 1, answer.view, -1, csqlite_transient())
@@ -372,14 +373,19 @@ public final class SQLitePropertyStore: PropertyStore {
             sqlite3_bind_text(statement, 4, answer.object, -1, csqlite_transient())
             let step = sqlite3_step(statement)
             guard step == SQLITE_DONE else { throw failure(step, doing: "write the answers") }
-            newest[answer.view] = max(newest[answer.view] ?? 0, answer.writeID)
+            views.insert(answer.view)
         }
-        let prune = try prepare("DELETE FROM answers WHERE view = ? AND write_id <= ?")
+        // The view's answers, not its write ids, are counted: a view whose writes are mostly
+        // not durable keeps as many stored answers as one whose writes all are. The subquery
+        // finds the oldest write id to keep through the (view, write_id) index, and is
+        // null (nothing deleted) while the view has fewer.
+        let prune = try prepare(
+            "DELETE FROM answers WHERE view = ?1 AND write_id < (SELECT write_id FROM answers WHERE view = ?1 ORDER BY write_id DESC LIMIT 1 OFFSET \(StoredAnswerLimits.perView - 1))"
+        )
         defer { sqlite3_finalize(prune) }
-        for (view, writeID) in newest where writeID > UInt64(StoredAnswerLimits.perView) {
+        for view in views {
             sqlite3_reset(prune)
             sqlite3_bind_text(prune, 1, view, -1, csqlite_transient())
-            sqlite3_bind_int64(prune, 2, Int64(bitPattern: writeID - UInt64(StoredAnswerLimits.perView)))
             let step = sqlite3_step(prune)
             guard step == SQLITE_DONE else { throw failure(step, doing: "forget old answers") }
         }

@@ -385,11 +385,14 @@ extension RelayServer {
         }
     }
 
-    /// Writes a run's batches in version 1's form for the relay's version-1 views.
+    /// Writes a run's batches in version 1's form for the relay's version-1 views, as a host
+    /// does: at most 512 batches and ``HostLimits/maxPublicationBytes`` (the whole
+    /// publication) in one, but for a single larger batch, which travels alone.
+    ///
+    /// A batch named by its properties' names can take more bytes than in the run it came
+    /// in, so a run within the bound may need several publications.
     private func publishVersion1(_ run: DecodedRun, of copy: ObjectCopy) {
-        var publication = Statebus_V1_Publication()
-        publication.protocolVersion = StateBusProtocol.version1
-        publication.updates = run.batches.map { batch, changes in
+        let batches = run.batches.map { batch, changes in
             var wire = Statebus_V1_UpdateBatch()
             wire.object = copy.name
             wire.epoch = run.epoch
@@ -407,9 +410,28 @@ extension RelayServer {
             }
             return wire
         }
-        guard let bytes = try? publication.serializedBytes() as [UInt8] else { return }
-        if (try? updates.send(multipart: [Topic.updates(copy.name), bytes], wait: false)) != true {
-            counters.droppedMessages.add(1, ordering: .relaxed)
+        // Each batch is encoded once, and a publication is written from them by hand: its
+        // protocol_version, then each batch as an element of `updates` (field 10), which is
+        // what the generated code writes for the same message.
+        guard let encoded = try? batches.map({ try $0.serializedBytes() as [UInt8] }) else { return }
+        let limit = configuration.limits.maxPublicationBytes
+        var start = 0
+        while start < encoded.count {
+            var publication = WireWriter()
+            publication.field(1, varint: UInt64(StateBusProtocol.version1))
+            var end = start
+            while end < encoded.count, end - start < 512 {
+                let added = 1 + WireWriter.varintSize(UInt64(encoded[end].count)) + encoded[end].count
+                guard end == start || publication.count + added <= limit else { break }
+                publication.tag(10, .lengthDelimited)
+                publication.varint(UInt64(encoded[end].count))
+                publication.append(contentsOf: encoded[end])
+                end += 1
+            }
+            start = end
+            if (try? updates.send(multipart: [Topic.updates(copy.name), publication.bytes], wait: false)) != true {
+                counters.droppedMessages.add(1, ordering: .relaxed)
+            }
         }
     }
 

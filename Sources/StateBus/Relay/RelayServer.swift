@@ -332,7 +332,12 @@ final class RelayServer {
         let count = copy.values.count
         repeat {
             encoder.removeAll()
-            while property < count, encoder.count == 0 || encoder.encodedSize < limit {
+            // As a host fills its parts: the whole reply stays within the limit, but for a
+            // single larger property, which travels alone.
+            while property < count,
+                encoder.count == 0
+                    || encoder.replySizeBound(appending: copy.values[property].encodedSizeBound, requestID: requester.requestID) <= limit
+            {
                 encoder.append(property: property, value: copy.values[property], version: copy.versions[property])
                 property += 1
             }

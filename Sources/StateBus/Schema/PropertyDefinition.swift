@@ -27,7 +27,10 @@ public final class PropertyDefinition: Sendable {
     public let isWritable: Bool
     /// Whether the host keeps it durable across restarts.
     public let isPersisted: Bool
-    /// Whether null is a valid value.
+    /// Whether null is a valid value of the property's type: the type check accepts it (a
+    /// Swift `Optional`, or any type that decodes from null; a property declared by kind
+    /// with `kind` `nil`, which takes any value). The model's validators may still refuse it.
+    /// Schemas announce it as `optional` (version 2: flag bit 2).
     public let isOptional: Bool
 
     /// Decodes a candidate value as the property's type and returns its canonical form,
@@ -67,7 +70,6 @@ public final class PropertyDefinition: Sendable {
         self.defaultValue = encoded
         self.isWritable = writable
         self.isPersisted = persisted
-        self.isOptional = T.self is any _OptionalDecodingMarker.Type
         switch encoded {
         case .bool: kind = .bool
         case .int: kind = .int
@@ -95,7 +97,7 @@ public final class PropertyDefinition: Sendable {
             normalizeElement = nil
         }
         let canonicalKind: ValueKind? = T.self == Int.self || T.self == Bool.self || T.self == Double.self || T.self == String.self ? kind : nil
-        self.normalize = { (value: Value) throws(StateBusError) -> Value in
+        let normalize: @Sendable (Value) throws(StateBusError) -> Value = { (value: Value) throws(StateBusError) -> Value in
             if let canonicalKind, value.kind == canonicalKind { return value }
             do {
                 let typed = try ValueDecoder().decode(T.self, from: value)
@@ -104,6 +106,9 @@ public final class PropertyDefinition: Sendable {
                 throw StateBusError(.typeMismatch, "expected a value of type \(typeName), got \(value): \(error)", property: name)
             }
         }
+        self.normalize = normalize
+        // Asked of the type check itself, so the schema says what a write of null meets.
+        self.isOptional = (try? normalize(.null)) != nil
         if let validate {
             validators = [
                 { value in
@@ -138,7 +143,8 @@ public final class PropertyDefinition: Sendable {
         self.defaultValue = defaultValue
         self.isWritable = writable
         self.isPersisted = persisted
-        self.isOptional = false
+        // A property of any kind takes null as it takes every value.
+        self.isOptional = kind == nil
         self.normalize = { (value: Value) throws(StateBusError) -> Value in
             guard let kind else { return value }
             if value.kind == kind { return value }

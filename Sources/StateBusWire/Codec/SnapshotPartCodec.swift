@@ -15,6 +15,19 @@ package struct SnapshotPartEncoder: Sendable {
     /// About how many bytes the part takes so far.
     package var encodedSize: Int { columns.encodedSize + versions.count }
 
+    /// An upper bound of the whole reply's bytes (``reply(requestID:object:epoch:sequence:part:last:)``)
+    /// once one more property is appended, whose value's `encodedSizeBound` is
+    /// `valueSizeBound`: for filling a part up to a bound in bytes.
+    package func replySizeBound(appending valueSizeBound: Int, requestID: UInt64) -> Int {
+        // The reply's protocol_version (2 bytes) and request_id, the part's tag (2) and length
+        // (5); its header: object (6), epoch (11), sequence (11), part (6), last (2); the
+        // versions' tag and length (6).
+        let framing = 2 + 1 + WireWriter.varintSize(requestID) + 2 + 5 + 6 + 11 + 11 + 6 + 2 + 6
+        // The next property: its cell (5), its version (10), the growth of the cells' and its
+        // column's packed prefixes (4), and its column's entry, within the value's bound.
+        return framing + columns.encodedSize + versions.count + 5 + 10 + 4 + valueSizeBound
+    }
+
     /// Empties the encoder for the next part.
     package mutating func removeAll() {
         columns.removeAll()

@@ -14,6 +14,11 @@
 package struct UpdateRunEncoder: Sendable {
     private var columns = ValueColumns()
     private var batchChanges: [UInt32] = []
+    /// The bytes of `batch_changes`' entries (one varint per batch), kept as changes are
+    /// appended so that ``encodedSize`` is exact without walking the batches.
+    private var batchChangesBytes = 0
+    /// How many batches have exactly one change: when all do, `batch_changes` is left out.
+    private var singleChangeBatches = 0
     private var originBatches = WireWriter()
     private var origins = WireWriter()
     private var writeIDs = WireWriter()
@@ -30,6 +35,8 @@ package struct UpdateRunEncoder: Sendable {
     package mutating func start(object: Int, epoch: UInt64, firstSequence: UInt64) {
         columns.removeAll()
         batchChanges.removeAll(keepingCapacity: true)
+        batchChangesBytes = 0
+        singleChangeBatches = 0
         originBatches.removeAll()
         origins.removeAll()
         writeIDs.removeAll()
@@ -50,24 +57,57 @@ package struct UpdateRunEncoder: Sendable {
             writeIDs.varint(writeID)
         }
         batchChanges.append(0)
+        batchChangesBytes += 1
     }
 
     /// Appends a whole value to the current batch.
     @inline(__always)
     package mutating func append(property: Int, value: Value) {
         columns.append(property: property, value: value)
-        batchChanges[batchChanges.count - 1] += 1
+        countChange()
     }
 
     /// Appends a change to the current batch.
     package mutating func append(_ change: IndexedChange) {
         columns.append(change)
-        batchChanges[batchChanges.count - 1] += 1
+        countChange()
     }
 
-    /// About how many bytes the publication takes (exact but for the header's few bytes).
+    /// Counts one more change in the current batch, and what its count costs on the wire.
+    @inline(__always)
+    private mutating func countChange() {
+        let last = batchChanges.count - 1
+        batchChanges[last] += 1
+        let count = batchChanges[last]
+        if count == 1 {
+            singleChangeBatches += 1
+        } else if count == 2 {
+            singleChangeBatches -= 1
+        }
+        // A varint grows by a byte only at a multiple of 128.
+        if count & 0x7F == 0 { batchChangesBytes += WireWriter.varintSize(UInt64(count)) - WireWriter.varintSize(UInt64(count - 1)) }
+    }
+
+    /// The bytes ``publication()`` returns: the whole `Publication`, exactly, so that a run
+    /// is kept within a bound in bytes.
     package var encodedSize: Int {
-        24 + columns.encodedSize + batchChanges.count * 2 + originBatches.count + origins.count + writeIDs.count + 12
+        let body = bodySize
+        // protocol_version 2 (tag and value), then the run's tag and length.
+        return 2 + 1 + WireWriter.varintSize(UInt64(body)) + body
+    }
+
+    /// The run's header fields (1 to 5), as ``publication()`` writes them.
+    private var headerSize: Int {
+        func varintField(_ value: UInt64) -> Int { value == 0 ? 0 : 1 + WireWriter.varintSize(value) }
+        var size = varintField(UInt64(object)) + varintField(epoch) + varintField(firstSequence) + varintField(UInt64(batchChanges.count))
+        if singleChangeBatches != batchChanges.count { size += 1 + WireWriter.varintSize(UInt64(batchChangesBytes)) + batchChangesBytes }
+        return size
+    }
+
+    /// The `UpdateRun`'s bytes.
+    private var bodySize: Int {
+        func packedSize(_ writer: WireWriter) -> Int { writer.isEmpty ? 0 : 1 + WireWriter.varintSize(UInt64(writer.count)) + writer.count }
+        return headerSize + columns.encodedSize + packedSize(originBatches) + origins.count + packedSize(writeIDs)
     }
 
     /// The whole `Publication` (`protocol_version` 2, `run`).
@@ -77,13 +117,12 @@ package struct UpdateRunEncoder: Sendable {
         header.field(2, varint: epoch)
         header.field(3, varint: firstSequence)
         header.field(4, varint: UInt64(batchChanges.count))
-        if batchChanges.contains(where: { $0 != 1 }) {
-            var counts = WireWriter(capacity: batchChanges.count)
+        if singleChangeBatches != batchChanges.count {
+            var counts = WireWriter(capacity: batchChangesBytes)
             for count in batchChanges { counts.varint(UInt64(count)) }
             header.field(5, packed: counts)
         }
-        func packedSize(_ writer: WireWriter) -> Int { writer.isEmpty ? 0 : 1 + WireWriter.varintSize(UInt64(writer.count)) + writer.count }
-        let bodySize = header.count + columns.encodedSize + packedSize(originBatches) + origins.count + packedSize(writeIDs)
+        let bodySize = bodySize
         var out = WireWriter(capacity: bodySize + 16)
         out.field(1, varint: 2)
         out.tag(13, .lengthDelimited)

@@ -20,3 +20,20 @@ extension Value {
         }
     }
 }
+
+extension ValuePath {
+    /// An upper bound of this path's size as the repeated `PathComponent` field of a
+    /// `Change` or `PathedChange`: per step, the field's tag and length (6 bytes), the step's
+    /// own tag and length (6), and its key's bytes, its index (10) or its id's value.
+    package var encodedSizeBound: Int {
+        var total = 0
+        for step in components {
+            switch step {
+            case .key(let key): total += 12 + key.utf8.count
+            case .index: total += 12 + 10
+            case .id(let id): total += 12 + id.encodedSizeBound
+            }
+        }
+        return total
+    }
+}
