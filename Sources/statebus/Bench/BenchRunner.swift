@@ -50,7 +50,8 @@ struct BenchRunner {
             let row = BenchReport.Row(
                 "updates/s at each view (slowest), \(label)", unit: "rate",
                 statebus: counted?.slowest, raw: rawCounted?.slowest,
-                note: counted == nil ? "not available: \(why)" : nil, key: "throughput.\(kind.rawValue).\(views)"
+                note: counted == nil ? "not available: \(why)\(statebus.map { "; \($0.resyncs) resyncs" } ?? "")" : "resyncs: 0",
+                key: "throughput.\(kind.rawValue).\(views)"
             )
             report.rows.append(row)
             if views > 1 {
