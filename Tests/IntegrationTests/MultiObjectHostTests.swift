@@ -15,17 +15,32 @@ struct MultiObjectHostTests {
         "--object", "A", "--property", "x:int=1", "--property", "data:any", "--object=B", "--property=y:int=2", "--object", "Empty"
     ]
 
-    @Test("each --property belongs to the --object before it; get, set and objects see A, B and the empty object apart")
-    func servesEachObject() async throws {
+    /// Starts `statebus host` with ``declarations`` on an ipc endpoint in a new folder and
+    /// waits until it serves.
+    /// - Returns: the folder (for the caller to remove), the control endpoint and the host.
+    static func startHost() async throws -> (folder: String, control: String, host: NodeProcess) {
         let folder = "/tmp/sbmulti-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let control = "ipc://\(folder)/control"
         let host = try NodeProcess(
             executable: try BuiltProducts.executable("statebus"),
-            arguments: ["host", "--control", control, "--no-persistence", "--heartbeat-ms", "200"] + Self.declarations, name: "host")
-        defer { host.terminate() }
-        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+            arguments: ["host", "--control", control, "--no-persistence", "--heartbeat-ms", "200"] + declarations, name: "host")
+        do {
+            try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        } catch {
+            host.terminate()
+            throw error
+        }
+        return (folder, control, host)
+    }
+
+    @Test("each --property belongs to the --object before it; get, set and objects see A, B and the empty object apart")
+    func servesEachObject() async throws {
+        let (folder, control, host) = try await Self.startHost()
+        defer {
+            host.terminate()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
 
         let x = try await runStatebus(["get", "--control", control, "--object", "A", "x"])
         #expect(x.status == 0 && x.output.last == "1", "\(x.output)")
@@ -86,20 +101,16 @@ struct MultiObjectHostTests {
 
     @Test("a raw version-2 client joins object 1 and an object without properties: one empty part, runs of index 1; the any property is optional")
     func rawClientAtIndexOne() async throws {
-        let folder = "/tmp/sbmulti-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let control = "ipc://\(folder)/control"
-        let host = try NodeProcess(
-            executable: try BuiltProducts.executable("statebus"),
-            arguments: ["host", "--control", control, "--no-persistence", "--heartbeat-ms", "200"] + Self.declarations, name: "host")
-        defer { host.terminate() }
-        try await host.waitForLine("the host ready") { $0.hasPrefix("ready ") }
+        let (folder, control, host) = try await Self.startHost()
+        defer {
+            host.terminate()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
 
         let context = try Context()
         let client = try RawVersion2Client(context: context, control: control)
         let welcome = try client.hello(viewID: "raw-multi")
-        #expect(welcome.objects.map(\.name) == ["A", "B", "Empty"])
+        try #require(welcome.objects.map(\.name) == ["A", "B", "Empty"])
         // The flags of A's properties: x is a plain int (writable), data takes any value, null too.
         let table = welcome.objects[0].propertyTable
         #expect(table.names == ["x", "data"])

@@ -214,6 +214,7 @@ struct LedgerModel {
     }
 
     mutating func record(view: String, writeID: UInt64, answer: WriteLedger.Answer) {
+        let known = views[view] != nil
         if views[view]?.answers[writeID] == nil { views[view, default: View()].ids.append(writeID) }
         views[view, default: View()].answers[writeID] = answer
         // A view keeps only its newest `answersPerView` write ids.
@@ -223,7 +224,8 @@ struct LedgerModel {
         }
         // Only the most recently active `maximumViews` views stay.
         if activity.last != view {
-            if let index = activity[activityStart...].lastIndex(of: view) { activity.remove(at: index) }
+            // Only a view remembered is in the list (a forgotten one left it).
+            if known, let index = activity[activityStart...].lastIndex(of: view) { activity.remove(at: index) }
             activity.append(view)
         }
         if views.count > WriteLedger.maximumViews {
