@@ -161,6 +161,16 @@ public final class NodeProcess: Sendable {
         _ = PipeWrite.write(Array((line + "\n").utf8), to: input.fileDescriptor)
     }
 
+    /// Closes the current run's standard input: a program that reads it sees its end.
+    public func closeInput() {
+        // FileHandle closes its descriptor when released.
+        let input = state.withLock { state -> FileHandle? in
+            defer { state.input = nil }
+            return state.input
+        }
+        try? input?.close()
+    }
+
     /// Sends a signal to the current run.
     public func signal(_ signal: Int32) {
         let pid = self.pid

@@ -1,14 +1,13 @@
 import Foundation
-import Subprocess
-import SystemPackage
 
 /// A program run to its end, its output collected, within a deadline: the short commands a
-/// test or a tool runs (`statebus get`, `ip`, `protoc`), through swift-subprocess.
+/// test or a tool runs (`statebus get`, `ip`, `protoc`).
 ///
-/// It suspends instead of blocking a thread, and learns of the exit from the kernel (a
-/// pidfd), so a child that another thread spawned at the same moment cannot hide the exit
-/// the way it can from Foundation's `Process` on Linux. Long-lived nodes, which a test
-/// pauses, kills and restarts and whose lines it awaits while they run, are ``NodeProcess``.
+/// It is a ``NodeProcess`` whose input is closed at once and whose exit is awaited on a
+/// thread of its own, so it suspends instead of blocking one of the threads that run every
+/// task, and it ends with its parent as every child does. Long-lived nodes, which a test
+/// pauses, kills and restarts and whose lines it awaits while they run, are ``NodeProcess``
+/// themselves.
 ///
 /// ```swift
 /// let get = try await OneShotCommand.run(statebus, ["get", "--object", "Counter", "count"])
@@ -32,47 +31,38 @@ public enum OneShotCommand {
     ///     2 s later, and the call throws.
     ///   - outputLimit: the most output kept, in bytes (the call throws past it).
     /// - Returns: its exit status and output lines.
-    /// - Throws: ``WaitTimeout`` naming the command past `timeout`; swift-subprocess's error
-    ///   when the program cannot be started or writes more than `outputLimit`.
+    /// - Throws: ``WaitTimeout`` naming the command past `timeout`; ``OutputTooLarge`` past
+    ///   `outputLimit`; `POSIXError` when the program cannot be started.
     public static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Duration = .seconds(60),
         outputLimit: Int = 16 << 20
     ) async throws -> Result {
-        var updates: [Environment.Key: String?] = [:]
-        for (key, value) in environment { updates[Environment.Key(stringLiteral: key)] = value }
-        // As for nodes: Swift's crash backtracer would keep a crashed child's output open.
-        if ProcessInfo.processInfo.environment["SWIFT_BACKTRACE"] == nil, environment["SWIFT_BACKTRACE"] == nil {
-            updates["SWIFT_BACKTRACE"] = "enable=no"
-        }
-        let variables = updates
         let command = ([executable.lastPathComponent] + arguments).joined(separator: " ")
-        return try await withThrowingTaskGroup(of: Result?.self) { group in
-            group.addTask {
-                var options = PlatformOptions()
-                options.teardownSequence = [.gracefulShutDown(allowedDurationToNextStep: .seconds(2))]
-                let result = try await Subprocess.run(
-                    .path(FilePath(executable.path)), arguments: Arguments(arguments), environment: .inherit.updating(variables),
-                    platformOptions: options, output: .string(limit: outputLimit), error: .combinedWithOutput)
-                let status: Int32 =
-                    switch result.terminationStatus {
-                    case .exited(let code): code
-                    case .signaled(let signal): 128 + signal
-                    }
-                var lines = result.standardOutput.components(separatedBy: "\n")
-                if lines.last == "" { lines.removeLast() }
-                return Result(status: status, output: lines)
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            // The first to finish decides; cancelling the other ends the program (teardown)
-            // or the timer.
-            defer { group.cancelAll() }
-            guard let result = try await group.next() ?? nil else {
-                throw WaitTimeout(what: "\(command) to finish", timeout: timeout, lastSeen: "")
-            }
-            return result
+        let process = try NodeProcess(executable: executable, arguments: arguments, environment: environment, name: command)
+        // Nothing to read: a program that reads its input sees its end, as from /dev/null.
+        process.closeInput()
+        let status: Int32
+        do {
+            status = try await process.exited(timeout: timeout)
+        } catch {
+            await process.stop(grace: .seconds(2))
+            throw WaitTimeout(what: "\(command) to finish", timeout: timeout, lastSeen: process.output.suffix(5).joined(separator: "\n"))
         }
+        let output = process.output
+        let bytes = output.reduce(0) { $0 + $1.utf8.count + 1 }
+        guard bytes <= outputLimit else { throw OutputTooLarge(command: command, bytes: bytes, limit: outputLimit) }
+        return Result(status: status, output: output)
+    }
+
+    /// A command printed more than the caller keeps.
+    public struct OutputTooLarge: Error, CustomStringConvertible, Sendable {
+        /// The command, as run.
+        public let command: String
+        /// What it printed, in bytes.
+        public let bytes: Int
+        /// The most the caller keeps.
+        public let limit: Int
+        /// A readable report.
+        public var description: String { "\(command) printed \(bytes) bytes, more than the \(limit) kept: pass a larger outputLimit" }
     }
 }
