@@ -24,6 +24,10 @@ struct LoadCommand: AsyncParsableCommand {
             CLOCK_MONOTONIC nanoseconds); "all STATE" (live, stale, syncing, connecting) prints \
             "all STATE at=NS" once every view is in that state; "status" prints a status line.
 
+            Hundreds of views share each I/O thread here, so they are patient with silence \
+            (--missed-heartbeats, and 10 s a request) and queue little each (--queue-messages): \
+            each holds at most --queue-messages publications behind a burst.
+
             Examples:
               statebus load --control ipc:///run/app/host.control --object Counter --views 1000
               statebus load --control ipc:///run/app/edge.control --object Counter --views 250 --report-ms 500
@@ -54,6 +58,15 @@ struct LoadCommand: AsyncParsableCommand {
         ))
     var queueMessages: Int = 1_000
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Heartbeat intervals a view may miss before it calls its host lost and reconnects (ReplicaConfiguration.missedHeartbeatsBeforeStale).",
+            discussion:
+                "Hundreds of views share each I/O thread here, and on a busy machine a healthy view may wait seconds for its turn: a view process of its own misses 3; these miss 10 by default, so that starved views do not reconnect (and resync) in a storm."
+        ))
+    var missedHeartbeats: Int = 10
+
     @Option(name: .long, help: "Milliseconds between status lines; 0 prints none.")
     var reportMs: Int = 1000
 
@@ -65,6 +78,7 @@ struct LoadCommand: AsyncParsableCommand {
             throw ValidationError("--views-per-thread must be 1 to 450 (two sockets per view, 1,023 per context), got \(viewsPerThread)")
         }
         guard queueMessages > 0 else { throw ValidationError("--queue-messages must be at least 1, got \(queueMessages)") }
+        guard missedHeartbeats > 0 else { throw ValidationError("--missed-heartbeats must be at least 1, got \(missedHeartbeats)") }
         guard startTimeout > 0, reportMs >= 0 else { throw ValidationError("--start-timeout must be positive and --report-ms not negative") }
     }
 
@@ -94,6 +108,10 @@ struct LoadCommand: AsyncParsableCommand {
             var configuration = ReplicaConfiguration(nodeName: "load-\(index)", logger: logger)
             configuration.viewID = "load-\(process)-\(index)"
             configuration.limits.updatesQueueMessages = queueMessages
+            configuration.missedHeartbeatsBeforeStale = missedHeartbeats
+            // The same starvation makes an answer wait in the socket: 10 s a request (30 s of
+            // silence before a reconnection) instead of a lone view's 2 s.
+            configuration.requestTimeout = .seconds(10)
             replicas.append(try Replica(object: object, controlEndpoint: control, configuration: configuration, loop: loops.last!))
         }
         let all = replicas
