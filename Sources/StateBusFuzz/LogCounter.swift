@@ -18,6 +18,9 @@ struct LogCounter: LogHandler {
         /// The counts so far, by gist.
         var snapshot: [String: Int] { state.withLock { $0.counts } }
 
+        /// How many gists have been counted: cheap to ask after every input, unlike `snapshot`.
+        var distinct: Int { state.withLock { $0.counts.count } }
+
         /// The last 20 messages, oldest first.
         var recent: [String] { state.withLock { $0.recent } }
 
