@@ -97,6 +97,9 @@ struct FuzzCommand: AsyncParsableCommand {
             return
         }
         print("fuzzing for \(Int(duration)) s from seed \(seed), corpus \(corpusInputs.count) inputs, failures to \(crashDir)")
+        // Out before the workers write to the same output, which a pipe (CI's tee) would
+        // otherwise buffer past them; all streams, as strict concurrency refuses `stdout`.
+        fflush(nil)
         var passOn = ["--check-every", String(checkEvery), "--crash-dir", crashDir]
         if let corpus { passOn += ["--corpus", corpus] }
         for pattern in known { passOn += ["--known", pattern] }
