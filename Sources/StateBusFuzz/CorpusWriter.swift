@@ -10,7 +10,7 @@ import ZeroMQ
 /// sends back, captured from its sockets: welcomes, snapshot chunks and parts, write
 /// answers, runs on `u2/Target` and batches on `u/Target`, heartbeats and a join marker.
 /// Each file is one `FuzzInput`, named after what it holds; the folder's old `.bin` files
-/// are removed first.
+/// are removed first, except the grown ones (``CorpusGrower``), which no run rewrites.
 ///
 /// It also checks the replica target's stand-in against the host: the host's version-2
 /// welcome must carry the schema hash and property tables ``FuzzObjects`` computes, or the
@@ -18,7 +18,7 @@ import ZeroMQ
 enum CorpusWriter {
     static func write(to folder: String) async throws -> Int {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for old in try FileManager.default.contentsOfDirectory(atPath: folder) where old.hasSuffix(".bin") {
+        for old in try FileManager.default.contentsOfDirectory(atPath: folder) where old.hasSuffix(".bin") && !old.hasPrefix(CorpusGrower.prefix) {
             try FileManager.default.removeItem(atPath: "\(folder)/\(old)")
         }
         var written = 0

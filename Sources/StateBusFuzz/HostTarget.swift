@@ -26,16 +26,31 @@ final class HostTarget {
     /// The request id of this check's pings, and the fuzzing peers that got their pong.
     private var marker: UInt64 = 0
     private var pongs: Set<Int> = []
+    /// What the host logged, by gist: the refusals the inputs reached.
+    private let logCounts: LogCounter.Counts
+
+    /// How many distinct reply kinds and log gists the inputs reached (cheap, see ``reached``).
+    var reachedCount: Int { replies.count + logCounts.distinct }
+
+    /// The reply kinds (`reply.<kind>`) and log gists (`log.<gist>`) the inputs reached, the
+    /// novelty keys of ``CorpusGrower``.
+    var reached: Set<String> {
+        Set(replies.keys.map { "reply.\($0)" }).union(logCounts.snapshot.keys.map { "log.\($0)" })
+    }
 
     init() async throws {
         folder = try FuzzSupport.temporaryFolder("sbfuzz-host")
         var quiet = Logger(label: "statebus.fuzz.host")
         quiet.logLevel = .critical
+        // Counted, not printed: the gists say which refusals the inputs reached.
+        let counts = LogCounter.Counts()
+        logCounts = counts
         host = try await StateHost(
             objects: FuzzObjects.all,
             configuration: HostConfiguration(
                 name: "fuzz", controlEndpoint: "ipc://\(folder)/control", heartbeatInterval: .milliseconds(200),
-                maxMessageBytes: Self.maxMessageBytes, persistence: .file("\(folder)/state.sqlite"), logger: quiet
+                maxMessageBytes: Self.maxMessageBytes, persistence: .file("\(folder)/state.sqlite"),
+                logger: Logger(label: "statebus.fuzz.host") { _ in LogCounter(counts: counts) }
             ))
         let context = try Context()
         let controlEndpoint = host.controlEndpoint

@@ -18,6 +18,9 @@ struct LogCounter: LogHandler {
         /// The counts so far, by gist.
         var snapshot: [String: Int] { state.withLock { $0.counts } }
 
+        /// How many gists have been counted: cheap to ask after every input, unlike `snapshot`.
+        var distinct: Int { state.withLock { $0.counts.count } }
+
         /// The last 20 messages, oldest first.
         var recent: [String] { state.withLock { $0.recent } }
 
@@ -46,10 +49,13 @@ struct LogCounter: LogHandler {
     }
 
     /// A message's gist: the words before its first detail (a parenthesis, a colon, a
-    /// semicolon), numbers replaced by `#`, so that messages of one kind count together.
+    /// semicolon), numbers (whole or decimal) replaced by `#`, so that messages of one kind
+    /// count together, and a corpus grown by gist (``CorpusGrower``) sees one kind once.
     static func gist(of message: String) -> String {
         let head = message.prefix { $0 != "(" && $0 != ":" && $0 != ";" }
-        let words = head.split(separator: " ").map { word in word.allSatisfy(\.isNumber) ? "#" : String(word) }
+        let words = head.split(separator: " ").map { word in
+            word.contains(where: \.isNumber) && word.allSatisfy({ $0.isNumber || $0 == "." }) ? "#" : String(word)
+        }
         return String(words.joined(separator: " ").prefix(72))
     }
 }

@@ -75,6 +75,15 @@ final class ReplicaTarget {
         observer = random.oneIn(2) ? Task { for await _ in replica.changes {} } : nil
     }
 
+    /// How many distinct log gists and served kinds the inputs reached (cheap, see ``reached``).
+    var reachedCount: Int { logCounts.distinct + host.served.count }
+
+    /// The log gists (`log.<gist>`) and what the stand-in served (`served.<kind>`), the
+    /// novelty keys of ``CorpusGrower``.
+    var reached: Set<String> {
+        Set(logCounts.snapshot.keys.map { "log.\($0)" }).union(host.served.keys.map { "served.\($0)" })
+    }
+
     /// What the replica logged, by gist and most frequent first: the paths the inputs reached.
     var logSummary: String {
         logCounts.snapshot.sorted { $0.value > $1.value }.map { "\($0.value)x \($0.key)" }.joined(separator: "\n  ")

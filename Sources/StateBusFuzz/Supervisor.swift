@@ -10,6 +10,16 @@ struct Supervisor {
     let slice: Duration
     let workerArguments: [String]
     let crashFolder: String
+    /// Where workers save what they reach first (`--grow-corpus`), if anywhere.
+    var growCorpus: String? = nil
+    /// The most files the whole run saves there: each worker gets what is left.
+    var growLimit = 0
+
+    /// The grown files in `growCorpus` now.
+    private func grownFiles() -> Int {
+        guard let growCorpus, let files = try? FileManager.default.contentsOfDirectory(atPath: growCorpus) else { return 0 }
+        return files.filter { $0.hasPrefix(CorpusGrower.prefix) && $0.hasSuffix(".bin") }.count
+    }
 
     func run() throws -> Int32 {
         let start = ContinuousClock.now
@@ -18,6 +28,7 @@ struct Supervisor {
         var findings: [String: Int] = [:]
         var workers = 0
         var seed = seed
+        let grownBefore = grownFiles()
         while ContinuousClock.now - start < duration {
             let target = targets[workers % targets.count]
             let remaining = duration - (ContinuousClock.now - start)
@@ -26,8 +37,12 @@ struct Supervisor {
             let errors = "\(scratch)/stderr-\(workers).log"
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            var growing: [String] = []
+            if let growCorpus, growLimit - (grownFiles() - grownBefore) > 0 {
+                growing = ["--grow-corpus", growCorpus, "--grow-limit", String(growLimit - (grownFiles() - grownBefore))]
+            }
             process.arguments =
-                workerArguments + [
+                workerArguments + growing + [
                     "--worker", "--target", target.rawValue, "--seed", String(seed),
                     "--duration", String(Double(length.components.seconds) + 1), "--input-log", log
                 ]
@@ -59,6 +74,7 @@ struct Supervisor {
             seed &+= 1
         }
         print("fuzzing finished: \(workers) workers, \(findings.values.reduce(0, +)) findings")
+        if let growCorpus { print("corpus: \(grownFiles() - grownBefore) new files in \(growCorpus)") }
         for (finding, count) in findings.sorted(by: { $0.key < $1.key }) { print("  \(count)x \(finding)") }
         return findings.isEmpty ? 0 : 1
     }

@@ -20,6 +20,8 @@ struct Worker {
     /// saved once and counted, the target recovers, and the run goes on, so one frequent
     /// bug does not hide the rarer ones.
     let known: [String]
+    /// Saves the inputs that reach something first (`--grow-corpus`); `nil`: no growing.
+    var grower: CorpusGrower? = nil
 
     func run() async throws -> Int32 {
         var random = SeededRandom(seed: seed)
@@ -75,7 +77,21 @@ struct Worker {
                 try await host?.recover()
             }
         }
+        func reachedCount() -> Int { host?.reachedCount ?? replica?.reachedCount ?? 0 }
+        func reached() -> Set<String> { host?.reached ?? replica?.reached ?? [] }
         do {
+            // What the target reaches without inputs, with the corpus and with a check is no
+            // news: this target's corpus inputs are sent once and checked before growing starts.
+            if let grower, replay == nil {
+                let channels: Set<FuzzInput.Channel> = target == .host ? [.request, .subscription] : [.publication, .reply, .localWrite]
+                for input in corpus where channels.contains(input.channel) {
+                    log.record(input)
+                    try host?.send(input, index: sent)
+                    try replica?.send(input)
+                }
+                try await checkTargets()
+                grower.prime(reached(), count: reachedCount())
+            }
             while replay.map({ sent < $0.count }) ?? (ContinuousClock.now - start < duration && getppid() == parent) {
                 let input: FuzzInput
                 if let replay {
@@ -86,12 +102,15 @@ struct Worker {
                     input = requests.next(using: &random)
                 }
                 log.record(input)
+                grower?.record(input)
                 try host?.send(input, index: sent)
                 try replica?.send(input)
+                grower?.observe(count: reachedCount(), keys: reached)
                 sent += 1
                 bytes += input.size
                 if sent % checkEvery == 0 || replay.map({ sent == $0.count }) == true {
                     try await checkTargets()
+                    grower?.observe(count: reachedCount(), keys: reached)
                     if sent % (checkEvery * 10) == 0 { try host?.renewSubscriber() }
                     checks += 1
                     log.reset()
@@ -114,6 +133,7 @@ struct Worker {
             return 2
         }
         report("done")
+        if let grower { print("corpus grown by \(grower.saved) files in \(grower.folder) (target=\(target) seed=\(seed))") }
         if let replica { print("replica log of seed \(seed):\n  \(replica.logSummary)") }
         return 0
     }
