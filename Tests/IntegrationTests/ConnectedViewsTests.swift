@@ -52,8 +52,10 @@ struct ConnectedViewsTests {
         try await withTestSystem { system in
             let host = try await system.startHostProcess(object: "Counter", properties: ["count:int=0"])
             var configuration = ReplicaConfiguration(nodeName: "closing-view")
-            // Long enough that a slow machine cannot make the host's return come too late.
-            configuration.goodbyeLinger = .seconds(30)
+            // Far longer than this test can be held up: in a full run the test's own task
+            // can wait tens of seconds for a thread, and a close() that had waited out a
+            // 30 s linger by then returned before the check below looked.
+            configuration.goodbyeLinger = .seconds(600)
             let replica = try Replica(object: "Counter", controlEndpoint: host.controlEndpoint, configuration: configuration)
             try await replica.waitUntilLive(timeout: .seconds(30))
 
