@@ -10,13 +10,22 @@ extension AppliedBatch {
     /// its property's, the path, the value, the operation and the position (24 and the
     /// property's name at most, besides the path and value).
     var encodedSizeBound: Int {
-        changes.reduce(64 + object.utf8.count + (origin?.utf8.count ?? 0)) { total, item in
-            let value =
-                item.change.replacesWholeValue
-                ? item.newValue
-                : item.change.operation == .replace ? (item.part ?? item.newValue[item.change.path] ?? item.change.value) : item.change.value
-            return total + 24 + item.change.property.utf8.count + item.change.path.encodedSizeBound + value.encodedSizeBound
+        // Statements, not one expression: the nested choice with optional fallbacks took the
+        // type checker past its limit in a release build.
+        var total = 64 + object.utf8.count + (origin?.utf8.count ?? 0)
+        for item in changes {
+            let value: Value
+            if item.change.replacesWholeValue {
+                value = item.newValue
+            } else if item.change.operation == .replace {
+                value = item.part ?? item.newValue[item.change.path] ?? item.change.value
+            } else {
+                value = item.change.value
+            }
+            let property = 24 + item.change.property.utf8.count
+            total += property + item.change.path.encodedSizeBound + value.encodedSizeBound
         }
+        return total
     }
 }
 
