@@ -65,18 +65,20 @@ struct OrphanTests {
             var seen: Set<ProcessID> = []
             let clock = ContinuousClock()
             let startDeadline = clock.now + .seconds(120)
-            while Self.descendants(of: pid).count < children {
-                seen.formUnion(Self.descendants(of: pid))
+            while true {
+                let below = Self.descendants(of: pid)
+                seen.formUnion(below)
+                if below.count >= children { break }
                 guard clock.now < startDeadline else { return (seen, [], "started fewer than \(children) processes in 120 s") }
                 guard NodeProcess.isRunning(pid: pid) else { return (seen, [], "ended before it started its processes") }
                 // Polled: a process tree has no readiness signal to wait on.
                 usleep(100_000)
             }
-            seen.formUnion(Self.descendants(of: pid))
             kill(pid, SIGKILL)
             let endDeadline = clock.now + .seconds(60)
             var running = seen.filter(\.isRunning)
             while !running.isEmpty, clock.now < endDeadline {
+                // Polled too: these are not this process's children, so no exit is reported.
                 usleep(100_000)
                 running = running.filter(\.isRunning)
             }
