@@ -118,6 +118,48 @@ struct SizeLimitTests {
         #expect((host.value(of: "tags", in: "Blob")?.encodedSizeBound ?? .max) <= 2_000)
     }
 
+    /// `levels` maps nested in one another around the int 1: `{"k": {"k": … 1}}`, whose
+    /// encoding nests 1 + 3 × `levels` messages deep.
+    static func chain(_ levels: Int) -> Value {
+        (0..<levels).reduce(Value.int(1)) { inner, _ in .map(["k": inner]) }
+    }
+
+    @Test(
+        "a write that would nest a value deeper than views decode is refused with tooLarge, also when a path write builds it from two shallow halves"
+    )
+    func nestingBound() async throws {
+        let host = try await Self.host(maxPropertyBytes: 100_000, maxObjectBytes: 400_000)
+        defer { host.stop() }
+        let replica = try await Fixtures.liveReplica("Blob", of: host)
+        defer { replica.close() }
+        // 40 messages deep; a leaf 13 map levels down.
+        _ = try await replica.write("tags", to: Self.chain(13)).accepted()
+        let leaf = ValuePath(Array(repeating: PathComponent.key("k"), count: 13))
+
+        // 18 more messages at the leaf (in place of its 1): 57, one past the bound. Before
+        // the bound, a host stored such a value and every view that read it resynchronised
+        // forever.
+        let receipt = replica.write("tags", to: Self.chain(6), at: leaf)
+        let error = await #expect(throws: StateBusError.self) { try await receipt.accepted() }
+        print("nesting bound: \(error.map(String.init(describing:)) ?? "accepted")")
+        #expect(error?.code == .tooLarge)
+        #expect(error?.property == "tags")
+        #expect(error?.message.contains("56") == true)
+        #expect(host.value(of: "tags", in: "Blob") == Self.chain(13))
+        #expect(host.value(of: "tags", in: "Blob") == replica["tags"])  // rolled back
+
+        // The host's own code meets the same bound for a whole value.
+        let own = Self.refusal { () throws(StateBusError) -> UInt64 in try host.update("tags", to: Self.chain(19), in: "Blob") }
+        #expect(own?.code == .tooLarge)
+
+        // 55 deep is stored, and a view that joins afterwards reads it.
+        _ = try await replica.write("tags", to: Self.chain(5), at: leaf).accepted()
+        let late = try await Fixtures.liveReplica("Blob", of: host)
+        defer { late.close() }
+        #expect(late["tags"] == Self.chain(18))
+        #expect(host.value(of: "tags", in: "Blob") == Self.chain(18))
+    }
+
     @Test("a write that would make the object pass maxObjectBytes is rejected with tooLarge")
     func objectBound() async throws {
         let host = try await Self.host(maxPropertyBytes: 6_000, maxObjectBytes: 10_000)

@@ -63,6 +63,7 @@ extension ObjectStore {
         switch (change.operation, change.path.components.first) {
         case (.insert, nil):
             let element = try normalizeElement(change.value)
+            try checkNesting(of: element, levelsAbove: 2, object: "", property: change.property)
             if let id = element.elementID, find(id) != nil {
                 throw ValuePathError(path: change.path.description, reason: "an element with id \(id) is already in the list; ids must be unique")
             }
@@ -82,6 +83,7 @@ extension ObjectStore {
             let changed = try items[index].setting(change.value, at: rest)
             guard changed.elementID == id else { return nil }  // the general path refuses it, saying why
             let element = try normalizeElement(changed)
+            try checkNesting(of: element, levelsAbove: 2, object: "", property: change.property)
             return CheckedElementOperation(
                 kind: .replace(at: index), element: element, sizeChange: element.encodedSizeBound - items[index].encodedSizeBound,
                 part: element[rest])

@@ -9,6 +9,17 @@ extension ObjectStore {
         }
     }
 
+    /// Refuses a value nested deeper than every message that carries it can hold
+    /// (``Value/maximumNestingDepth``); `levelsAbove` counts the messages between the
+    /// property's value and this one (2 for an element of a keyed collection).
+    static func checkNesting(of value: Value, levelsAbove: Int = 0, object: String, property: String) throws(StateBusError) {
+        guard value.nests(deeperThan: Value.maximumNestingDepth - levelsAbove) else { return }
+        throw StateBusError(
+            .tooLarge,
+            "'\(property)' would nest more than \(Value.maximumNestingDepth) protobuf messages deep (a list level counts 2, a map level 3), deeper than a view can decode: write a shallower value",
+            object: object, property: property)
+    }
+
     private func checkPropertySize(_ item: Resolved, limits: HostLimits) throws(StateBusError) {
         guard item.size > limits.maxPropertyBytes else { return }
         throw StateBusError(

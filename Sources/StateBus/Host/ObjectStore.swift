@@ -170,6 +170,11 @@ struct ObjectStore: Sendable {
         } catch {
             throw StateBusError(.other, "\(error)", object: object, property: property.name)
         }
+        if keyed == nil {
+            // An element operation checked its element alone (elementEdit): walking the
+            // whole collection for each would cost what the in-place way saves.
+            try Self.checkNesting(of: normalized, object: object, property: property.name)
+        }
         if fromView, let elementValidator = property.elementValidator {
             let written: [Value]
             if let keyed {
