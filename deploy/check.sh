@@ -14,6 +14,8 @@
 #
 # - format: `swift format lint --strict` with the repository's .swift-format (fix with
 #   `swift format format --in-place -r Package.swift Sources Tests`); generated code is skipped;
+# - layers: the StateBus module's folders are layers (Docs.docc/Architecture.md); no file
+#   names a type declared in a folder above its own (deploy/check-layers.py);
 # - strict build: every warning is an error in StateBus's own targets (STATEBUS_STRICT=1, see
 #   Package.swift), and every module a target imports must be declared in Package.swift;
 # - release build: what `statebus bench` and users run. Not in CI: built from scratch it
@@ -30,7 +32,7 @@ for arg in "$@"; do
   case "$arg" in
     --quick) quick=yes ;;
     --ci) ci=yes ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +50,9 @@ git ls-files -z -- 'Package.swift' 'Sources/*.swift' 'Tests/*.swift' | grep -zv 
 
 step "every import declared in Package.swift"
 python3 deploy/check-imports.py
+
+step "layers: no StateBus folder names a type of a folder above it"
+python3 deploy/check-layers.py
 
 step "strict build: warnings are errors, every import declared"
 swift build --build-tests --explicit-target-dependency-import-check error 2>&1 | quiet

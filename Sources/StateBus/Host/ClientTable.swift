@@ -133,28 +133,18 @@ struct ClientTable {
     /// Bytes of replies and requests waiting for every client that does not read.
     var totalBacklogBytes: Int { backlogged.reduce(0) { $0 + (clients[$1]?.backlogBytes ?? 0) } }
 
-    /// One connection whose hello bound a view id, as ``connectedViews(now:limit:)`` lists it.
-    struct ConnectedClient: Equatable {
-        var viewID: String
-        var nodeName: String
-        var keyName: String
-        var isRelay: Bool
-        var connectedFor: Duration
-        var silentFor: Duration
-    }
-
     /// The connections whose hello bound a view id and that were heard from within the
     /// lease, longest connected first, at most `limit` of them.
     /// - Returns: the listed ones, and how many more there are.
-    func connectedViews(now: ContinuousClock.Instant = .now, limit: Int) -> (listed: [ConnectedClient], omitted: Int) {
-        let live = clients.values.compactMap { client -> ConnectedClient? in
+    func connectedViews(now: ContinuousClock.Instant = .now, limit: Int = ConnectedView.listLimit) -> ConnectedView.ViewList {
+        let live = clients.values.compactMap { client -> ConnectedView? in
             guard let viewID = client.viewID, now - client.lastSeen < lease else { return nil }
-            return ConnectedClient(
-                viewID: viewID, nodeName: client.nodeName, keyName: client.keyName, isRelay: client.isRelay,
-                connectedFor: now - (client.boundSince ?? client.lastSeen), silentFor: now - client.lastSeen)
+            return ConnectedView(
+                viewID: viewID, nodeName: client.nodeName, isRelay: client.isRelay, connectedFor: now - (client.boundSince ?? client.lastSeen),
+                silentFor: now - client.lastSeen, keyName: client.keyName)
         }
         let sorted = live.sorted { ($0.connectedFor, $1.viewID) > ($1.connectedFor, $0.viewID) }
-        return (Array(sorted.prefix(limit)), max(0, sorted.count - limit))
+        return ConnectedView.ViewList(views: Array(sorted.prefix(limit)), omitted: max(0, sorted.count - limit))
     }
 
     /// What a write naming a view id gets.

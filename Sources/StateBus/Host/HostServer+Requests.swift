@@ -93,7 +93,7 @@ extension HostServer {
         case .call(let call):
             handleCall(call, from: requester)
         case .views:
-            send(clients.viewListReply(), to: requester)
+            send(Statebus_V1_Reply(viewList: clients.connectedViews()), to: requester)
         case .goodbye(let goodbye):
             clients.goodbye(viewID: goodbye.viewID, from: identity)
         case .none:

@@ -94,7 +94,9 @@ final class HostServer {
     ) throws {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
-        persistence = try HostPersistence.open(configuration: configuration, objects: objects, state: state)
+        persistence = try HostPersistence.open(
+            configuration.persistence, hostName: configuration.name, lockTimeout: configuration.databaseLockTimeout, logger: configuration.logger,
+            objects: objects, state: state)
         restoredSequences = state.inner.withLock { inner in inner.stores.map(\.sequence) }
         publishedSequences = restoredSequences
         publishesVersion1 = objects.map { _ in false }

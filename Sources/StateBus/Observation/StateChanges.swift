@@ -30,7 +30,3 @@ public struct StateChanges<Element: Sendable>: AsyncSequence, Sendable {
 
 /// The replica's ``Replica/sequence`` after update batches or a snapshot were applied.
 public typealias SequenceChanges = StateChanges<UInt64>
-
-/// The replica's ``Replica/connectionState`` after it changed (or after a new
-/// ``Replica/lastError``).
-public typealias ConnectionStateChanges = StateChanges<ConnectionState>

@@ -38,17 +38,22 @@ final class HostPersistence {
 
     /// Opens the store when an object has persisted properties, restores their stored values
     /// into the host state (stored values win over defaults), and returns the persistence.
+    /// - Parameters:
+    ///   - persistence: where the host keeps its database (``HostConfiguration/persistence``).
+    ///   - hostName: the host's name, which names the default database file.
+    ///   - lockTimeout: how long to wait for another process's lock on the file.
     /// - Returns: `nil` when nothing is persisted or persistence is disabled.
     /// - Throws: ``PersistenceError`` naming the file and what to do.
-    static func open(configuration: HostConfiguration, objects: [ObjectDefinition], state: SourceOfTruth) throws(PersistenceError) -> HostPersistence?
-    {
+    static func open(
+        _ persistence: Persistence, hostName: String, lockTimeout: Duration, logger: Logger, objects: [ObjectDefinition], state: SourceOfTruth
+    ) throws(PersistenceError) -> HostPersistence? {
         var persisted: [String: Set<String>] = [:]
         for object in objects {
             let names = Set(object.properties.filter(\.isPersisted).map(\.name))
             if !names.isEmpty { persisted[object.name] = names }
         }
-        guard !persisted.isEmpty, let path = configuration.persistence.path(hostName: configuration.name) else { return nil }
-        let store = try SQLitePropertyStore(path: path, lockTimeout: configuration.databaseLockTimeout)
+        guard !persisted.isEmpty, let path = persistence.path(hostName: hostName) else { return nil }
+        let store = try SQLitePropertyStore(path: path, lockTimeout: lockTimeout)
         let contents: StoredContents
         do throws(PersistenceError) {
             contents = try store.load()
@@ -56,13 +61,13 @@ final class HostPersistence {
             store.close()
             throw error
         }
-        let persistence = HostPersistence(store: store, state: state, persisted: persisted, logger: configuration.logger)
+        let opened = HostPersistence(store: store, state: state, persisted: persisted, logger: logger)
         for object in objects {
             let names = Set(object.properties.filter { $0.isPersisted && $0.normalizeElement != nil }.map(\.name))
-            if !names.isEmpty { persistence.keyed[object.name] = names }
+            if !names.isEmpty { opened.keyed[object.name] = names }
         }
-        persistence.restore(contents, objects: objects)
-        return persistence
+        opened.restore(contents, objects: objects)
+        return opened
     }
 
     private init(store: any PropertyStore, state: SourceOfTruth, persisted: [String: Set<String>], logger: Logger) {

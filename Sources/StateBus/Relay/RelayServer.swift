@@ -266,7 +266,7 @@ final class RelayServer {
             reply.pong = pong
             send(reply, to: requester)
         case .views:
-            send(clients.viewListReply(), to: requester)
+            send(Statebus_V1_Reply(viewList: clients.connectedViews()), to: requester)
         case .goodbye(let goodbye):
             clients.goodbye(viewID: goodbye.viewID, from: requester.identity)
         case .none:

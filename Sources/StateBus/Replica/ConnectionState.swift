@@ -23,3 +23,7 @@ public enum ConnectionState: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+/// The replica's ``Replica/connectionState`` after it changed (or after a new
+/// ``Replica/lastError``).
+public typealias ConnectionStateChanges = StateChanges<ConnectionState>

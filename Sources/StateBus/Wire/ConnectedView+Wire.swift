@@ -2,19 +2,19 @@ import StateBusWire
 
 // The list of connected views, to and from the wire.
 
-extension ClientTable {
+extension Statebus_V1_Reply {
     /// The reply to a views request (its request id is set when it is sent).
-    func viewListReply() -> Statebus_V1_Reply {
-        var reply = Statebus_V1_Reply()
-        reply.viewList = viewList()
-        return reply
+    init(viewList: ConnectedView.ViewList) {
+        self.init()
+        self.viewList = Statebus_V1_ViewList(viewList)
     }
+}
 
-    /// ``connectedViews(now:limit:)`` on the wire.
-    func viewList(now: ContinuousClock.Instant = .now) -> Statebus_V1_ViewList {
-        let (listed, omitted) = connectedViews(now: now, limit: ConnectedView.listLimit)
-        var list = Statebus_V1_ViewList()
-        list.views = listed.map { client in
+extension Statebus_V1_ViewList {
+    /// A list of connected views on the wire.
+    init(_ list: ConnectedView.ViewList) {
+        self.init()
+        views = list.views.map { client in
             var view = Statebus_V1_ConnectedView()
             view.viewID = client.viewID
             view.nodeName = client.nodeName
@@ -24,8 +24,7 @@ extension ClientTable {
             view.keyName = client.keyName
             return view
         }
-        list.omitted = UInt32(clamping: omitted)
-        return list
+        omitted = UInt32(clamping: list.omitted)
     }
 }
 

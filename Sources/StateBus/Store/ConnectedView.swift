@@ -1,5 +1,3 @@
-import StateBusWire
-
 /// A view (or relay) connected to a host or relay: one entry of its list of connected views.
 ///
 /// A connection counts once its hello bound a view id, until it says goodbye or stays silent
@@ -45,27 +43,5 @@ public struct ConnectedView: Sendable, Hashable {
         public var views: [ConnectedView]
         /// Views beyond ``ConnectedView/listLimit``, not listed.
         public var omitted: Int
-    }
-
-    /// Asks a host or relay which views are connected to it.
-    /// - Parameters:
-    ///   - controlEndpoint: its control endpoint.
-    ///   - timeout: how long to wait for the answer.
-    ///   - security: CURVE keys, for a host with keys (any authorized key may ask).
-    /// - Throws: `StateBusError.timeout` when nothing answers in time, or the host's error
-    ///   (`badRequest` from a host older than this request, say).
-    public static func list(controlEndpoint: String, timeout: Duration = .seconds(5), security: ReplicaSecurity? = nil) async throws
-        -> ViewList
-    {
-        let reply = try await ControlProbe.ask(
-            controlEndpoint: controlEndpoint, timeout: timeout, security: security, body: .views(Statebus_V1_ViewsRequest()))
-        switch reply?.body {
-        case .viewList(let list):
-            return ViewList(views: list.views.map(ConnectedView.init(wire:)), omitted: Int(list.omitted))
-        case .error(let error):
-            throw StateBusError(wire: error)
-        default:
-            throw ControlProbe.silence(at: controlEndpoint, timeout: timeout, security: security)
-        }
     }
 }
