@@ -65,11 +65,16 @@ struct ConnectedViewsTests {
             // process exited), and the host listed the view until its lease ran out.
             host.process.pause()
             defer { host.process.resume() }
+            // Counted once the host is stopped, so the connection waited for below is one the
+            // stopped host accepted but cannot greet: on a busy machine the view can have
+            // reconnected while it joined (a count of 1 then meant a connection to a running
+            // host, where the goodbye left at once).
+            let reconnectionsBefore = replica.statistics.reconnections
             try await waitUntil("the view to see the host silent") { replica.connectionState == .stale }
             // And to have opened its new connection: closed before that, on the old one, the
             // goodbye would go straight into the kernel's buffer of a connection the host
             // had already accepted, and close() would rightly return at once.
-            try await waitUntil("the view to reconnect", timeout: .seconds(30)) { replica.statistics.reconnections >= 1 }
+            try await waitUntil("the view to reconnect", timeout: .seconds(30)) { replica.statistics.reconnections > reconnectionsBefore }
             let closed = ClosingThread(closing: replica)
             // The engine marks the replica closed once its goodbye is queued, while `close()`
             // still waits for it to leave.
