@@ -2,65 +2,33 @@ import Foundation
 import StateBusWire
 import ZeroMQ
 
-// Reading a request and answering it: the order of checks of PROTOCOL.md section 4 (frames,
-// size, decoding, version, keys, body), hellos, pings, the views list and goodbyes. Writes,
+// Answering a request: hellos, pings, the views list and goodbyes, once RequestReader has
+// made the checks of PROTOCOL.md section 4 (size, decoding, version, keys). Writes,
 // snapshots and calls have files of their own.
 
 extension HostServer {
     /// Handles one request from a connection.
     func handle(identity: [UInt8], payload: ZeroMQ.Message) {
-        guard payload.count <= configuration.maxMessageBytes else {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: Requester(identity: identity),
-                error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this host accepts at most \(configuration.maxMessageBytes)"))
+        let reader = requestReader
+        switch reader.readWrite(identity: identity, payload: payload, maxMessageBytes: configuration.maxMessageBytes) {
+        case .success(let (write, writer))?:
+            handleWrite(write, from: writer)
             return
-        }
-        // The write path's fast decoder takes a write with nothing unusual in it; anything
-        // else (and any write it does not take) is decoded the general way below.
-        if let write = payload.withUnsafeBytes(WriteCodec.decodeWrite), StateBusProtocol.versions.contains(write.protocolVersion) {
-            let requester = Requester(identity: identity, requestID: write.requestID, version: write.protocolVersion)
-            if let refusal = keyGuard?.refusal(forWriteTo: write.object, viewID: write.viewID, from: payload) {
-                counters.forbiddenRequests.add(1, ordering: .relaxed)
-                counters.writesRejected.add(1, ordering: .relaxed)
-                answer(write: write.writeID, with: .failure(refusal), to: requester)
-                return
-            }
-            handleWrite(write, from: requester)
+        case .failure(let refusal)?:
+            refuse(refusal)
             return
+        case nil:
+            break
         }
         let request: Statebus_V1_Request
-        do {
-            request = try payload.withUnsafeBytes { bytes in
-                try Statebus_V1_Request(
-                    serializedBytes: Data(
-                        bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count,
-                        deallocator: .none),
-                    options: Self.decodingOptions
-                )
-            }
-        } catch {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: Requester(identity: identity), error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
+        let requester: Requester
+        switch reader.read(identity: identity, payload: payload, maxMessageBytes: configuration.maxMessageBytes) {
+        case .refused(let refusal):
+            refuse(refusal)
             return
-        }
-        guard StateBusProtocol.versions.contains(request.protocolVersion) else {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: Requester(identity: identity, requestID: request.requestID),
-                error: StateBusError(
-                    .unsupportedVersion,
-                    "protocol version \(request.protocolVersion) is not supported; this host speaks versions \(StateBusProtocol.versions.lowerBound) and \(StateBusProtocol.versions.upperBound)"
-                ))
-            return
-        }
-        let requester = Requester(identity: identity, requestID: request.requestID, version: request.protocolVersion)
-        if let refusal = keyGuard?.refusal(for: request, from: payload) {
-            refuse(request, refusal, to: requester)
-            return
-        }
-        if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
-            clients.noteKeyName(keyName, of: identity)
+        case .request(let decoded, let sender, let keyName):
+            if let keyName { clients.noteKeyName(keyName, of: identity) }
+            (request, requester) = (decoded, sender)
         }
         switch request.body {
         case .hello(let hello):
@@ -106,44 +74,19 @@ extension HostServer {
 
     /// Binds the hello's view id to the connection and welcomes it.
     private func handleHello(_ hello: Statebus_V1_Hello, from requester: Requester) {
-        // The join subscription carries the view id and must fit the updates socket's
-        // frame limit; a longer id could never join, so refuse it now with a reason.
-        let longestViewID = configuration.limits.maxSubscriptionBytes - 4
-        guard hello.viewID.utf8.count <= longestViewID else {
+        let token: [UInt8]
+        switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "host") {
+        case .success(let bound):
+            token = bound
+        case .failure(let error):
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: requester,
-                error: StateBusError(
-                    .badRequest,
-                    "the view id has \(hello.viewID.utf8.count) bytes; this host takes at most \(longestViewID) (HostLimits.maxSubscriptionBytes - 4): use a shorter id, such as a UUID"
-                ))
+            reply(to: requester, error: error)
             return
         }
-        if hello.relay, hello.viewID.isEmpty {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: requester, error: StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
-            return
-        }
-        var token: [UInt8] = []
         if !hello.viewID.isEmpty {
-            switch clients.hello(viewID: hello.viewID, from: requester.identity, token: Array(hello.sessionToken)) {
-            case .bound(let bound):
-                token = bound
-                if hello.relay { clients.markRelay(requester.identity) }
-                // Without heartbeats a view cannot learn that the last publication was lost,
-                // so its write would wait out its deadline: such a host answers every write.
-                clients.setConfirmsByEcho(hello.confirmsByEcho && configuration.heartbeatInterval != nil, of: requester.identity)
-                clients.describe(requester.identity, nodeName: hello.nodeName)
-            case .inUse:
-                counters.badMessages.add(1, ordering: .relaxed)
-                reply(
-                    to: requester,
-                    error: StateBusError(
-                        .viewIDInUse,
-                        "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id (ReplicaConfiguration.viewID), or wait \(configuration.viewIDLease) after the other stopped"
-                    ))
-                return
-            }
+            // Without heartbeats a view cannot learn that the last publication was lost,
+            // so its write would wait out its deadline: such a host answers every write.
+            clients.setConfirmsByEcho(hello.confirmsByEcho && configuration.heartbeatInterval != nil, of: requester.identity)
         }
         send(
             welcome.reply(
@@ -152,18 +95,22 @@ extension HostServer {
             to: requester.identity)
     }
 
-    /// Answers a request its key may not make: a write with a rejection (so the view rolls
-    /// it back), anything else with an error.
-    private func refuse(_ request: Statebus_V1_Request, _ error: StateBusError, to requester: Requester) {
-        counters.forbiddenRequests.add(1, ordering: .relaxed)
-        switch request.body {
-        case .call(let call):
-            answerCall(call.callID, with: .failure(error), to: requester)
-        case .write(let write):
+    /// Answers a request the reader did not take: a write with a rejection (so the view
+    /// rolls it back), a call with its failure, anything else with an error.
+    private func refuse(_ refusal: RequestReader.Refusal) {
+        if refusal.isForbidden {
+            counters.forbiddenRequests.add(1, ordering: .relaxed)
+        } else {
+            counters.badMessages.add(1, ordering: .relaxed)
+        }
+        switch refusal.answer {
+        case .call(let callID):
+            answerCall(callID, with: .failure(refusal.error), to: refusal.requester)
+        case .write(let writeID):
             counters.writesRejected.add(1, ordering: .relaxed)
-            answer(write: write.writeID, with: .failure(error), to: requester)
-        default:
-            reply(to: requester, error: error)
+            answer(write: writeID, with: .failure(refusal.error), to: refusal.requester)
+        case .error:
+            reply(to: refusal.requester, error: refusal.error)
         }
     }
 }

@@ -74,6 +74,8 @@ final class HostServer {
     var partEncoder = SnapshotPartEncoder()
     /// CURVE, the ZAP handler and authorization by role, when the host has keys.
     let keyGuard: HostGuard?
+    /// Reads each request with the checks every server makes (PROTOCOL.md section 4).
+    var requestReader: RequestReader { RequestReader(speaker: "host", keyGuard: keyGuard) }
     var logger: Logger { configuration.logger }
     /// The objects served, by name (their actions, for calls).
     let definitions: [String: ObjectDefinition]
@@ -83,10 +85,6 @@ final class HostServer {
     var runningCalls = 0
     /// This server as seen from other threads: a running call's task comes back through it.
     private(set) var onLoop: LoopBound<WeakReference<HostServer>>!
-
-    /// Protobuf limits for untrusted input: shallow nesting, so a hostile message cannot
-    /// recurse deeply.
-    static var decodingOptions: BinaryDecodingOptions { WireDecoding.options }
 
     init(
         thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], actions: ActionHandlers, configuration: HostConfiguration,

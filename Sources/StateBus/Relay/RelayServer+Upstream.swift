@@ -148,7 +148,7 @@ extension RelayServer {
                 return true
             }
             if handled { continue }
-            guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes, options: HostServer.decodingOptions) else {
+            guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes, options: WireDecoding.options) else {
                 logger.warning("dropped a reply from upstream that is not a StateBus message")
                 continue
             }
@@ -336,7 +336,7 @@ extension RelayServer {
             // Unchanged, before anything else: views apply it as they would from the host.
             relay(topic: frames[0], body: frames[1])
             if topic == Topic.heartbeat {
-                guard let publication = try? Statebus_V1_Publication(serializedBytes: body, options: HostServer.decodingOptions) else { continue }
+                guard let publication = try? Statebus_V1_Publication(serializedBytes: body, options: WireDecoding.options) else { continue }
                 guard publication.heartbeat.epoch == epoch else {
                     if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
                     return

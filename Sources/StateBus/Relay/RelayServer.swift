@@ -189,45 +189,19 @@ final class RelayServer {
     }
 
     private func handle(identity: [UInt8], payload: ZeroMQ.Message) {
-        guard payload.count <= maxMessageBytes else {
+        let reader = RequestReader(speaker: "relay", keyGuard: keyGuard)
+        switch reader.read(identity: identity, payload: payload, maxMessageBytes: maxMessageBytes) {
+        case .request(let request, let requester, let keyName):
+            if let keyName { clients.noteKeyName(keyName, of: identity) }
+            handle(request, from: requester, deadline: .now + configuration.parkedRequestTimeout)
+        case .refused(let refusal):
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: Requester(identity: identity),
-                error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this relay accepts at most \(maxMessageBytes)"))
-            return
-        }
-        let request: Statebus_V1_Request
-        do {
-            request = try Statebus_V1_Request(serializedBytes: payload.bytes, options: HostServer.decodingOptions)
-        } catch {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(to: Requester(identity: identity), error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"))
-            return
-        }
-        guard StateBusProtocol.versions.contains(request.protocolVersion) else {
-            counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: Requester(identity: identity, requestID: request.requestID),
-                error: StateBusError(
-                    .unsupportedVersion,
-                    "protocol version \(request.protocolVersion) is not supported; this relay speaks versions \(StateBusProtocol.versions.lowerBound) and \(StateBusProtocol.versions.upperBound)"
-                ))
-            return
-        }
-        let requester = Requester(identity: identity, requestID: request.requestID, version: request.protocolVersion)
-        if let refusal = keyGuard?.refusal(for: request, from: payload) {
-            counters.badMessages.add(1, ordering: .relaxed)
-            switch request.body {
-            case .call(let call): answerCall(call.callID, error: refusal, to: requester)
-            case .write(let write): answerWrite(write.writeID, refusal: refusal, to: requester)
-            default: reply(to: requester, error: refusal)
+            switch refusal.answer {
+            case .call(let callID): answerCall(callID, error: refusal.error, to: refusal.requester)
+            case .write(let writeID): answerWrite(writeID, refusal: refusal.error, to: refusal.requester)
+            case .error: reply(to: refusal.requester, error: refusal.error)
             }
-            return
         }
-        if case .hello = request.body, let keyName = keyGuard?.keyName(of: payload) {
-            clients.noteKeyName(keyName, of: identity)
-        }
-        handle(request, from: requester, deadline: .now + configuration.parkedRequestTimeout)
     }
 
     /// Handles a decoded request; a hello or snapshot the relay cannot answer yet waits
@@ -276,33 +250,13 @@ final class RelayServer {
     }
 
     private func answerHello(_ hello: Statebus_V1_Hello, welcomes: HostWelcome, from requester: Requester) {
-        let longestViewID = configuration.limits.maxSubscriptionBytes - 4
-        guard hello.viewID.utf8.count <= longestViewID else {
+        switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "relay") {
+        case .success(let token):
+            send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
+        case .failure(let error):
             counters.badMessages.add(1, ordering: .relaxed)
-            reply(
-                to: requester,
-                error: StateBusError(.badRequest, "the view id has \(hello.viewID.utf8.count) bytes; this relay takes at most \(longestViewID)"))
-            return
+            reply(to: requester, error: error)
         }
-        var token: [UInt8] = []
-        if !hello.viewID.isEmpty {
-            switch clients.hello(viewID: hello.viewID, from: requester.identity, token: Array(hello.sessionToken)) {
-            case .bound(let bound):
-                token = bound
-                if hello.relay { clients.markRelay(requester.identity) }
-                clients.describe(requester.identity, nodeName: hello.nodeName)
-            case .inUse:
-                counters.badMessages.add(1, ordering: .relaxed)
-                reply(
-                    to: requester,
-                    error: StateBusError(
-                        .viewIDInUse,
-                        "view id '\(hello.viewID)' belongs to another live connection; give each replica its own id, or wait \(configuration.viewIDLease) after the other stopped"
-                    ))
-                return
-            }
-        }
-        send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
     }
 
     /// The relay's welcomes for the upstream's welcome: version 2 lists every object of the
