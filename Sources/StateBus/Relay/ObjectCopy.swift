@@ -62,22 +62,12 @@ struct ObjectCopy {
     ///   more parts are to come; `nil` when a part came out of order, is not valid, or a run
     ///   buffered meanwhile does not follow (the snapshot must be asked for again).
     mutating func receive(_ part: inout SnapshotPartReader) -> Bool? {
-        guard part.part == incoming.nextPart, part.part == 0 || (part.sequence == incoming.sequence && part.epoch == epoch) else { return nil }
-        if part.part == 0 {
-            incoming.start(count: layout.count, sequence: part.sequence)
-            epoch = part.epoch
-        }
-        incoming.nextPart += 1
-        do {
-            while !part.isAtEnd {
-                let (change, version) = try part.next()
-                guard incoming.fill(change.property, with: change.value, version: version) else { return nil }
-            }
-        } catch {
-            return nil
-        }
-        guard part.last else { return false }
-        guard incoming.filled == layout.count else { return nil }
+        // The copy follows the epoch its snapshot came from: a run of another is a gap.
+        guard part.part == 0 || part.epoch == epoch else { return nil }
+        let outcome = incoming.take(&part, propertyCount: layout.count)
+        if case .invalid = outcome { return nil }
+        if part.part == 0 { epoch = part.epoch }
+        guard outcome == .complete else { return false }
         values = incoming.values
         elementPositions.removeAll()
         versions = incoming.versions
@@ -106,8 +96,9 @@ struct ObjectCopy {
         guard run.epoch == epoch else { return .gap }
         var outcome = Outcome.old
         for (batch, changes) in run.batches {
-            if batch.sequence <= sequence { continue }
-            guard batch.sequence == sequence + 1, changes.allSatisfy({ $0.property < values.count }) else {
+            let place = BatchPlace(batch: batch.sequence, following: sequence)
+            if place == .alreadyApplied { continue }
+            guard place == .next, changes.allSatisfy({ $0.property < values.count }) else {
                 isSynced = false
                 return .gap
             }

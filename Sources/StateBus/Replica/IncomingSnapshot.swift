@@ -38,4 +38,46 @@ struct IncomingSnapshot {
 
     /// Forgets what was received.
     mutating func reset() { self = IncomingSnapshot() }
+
+    /// What taking one snapshot part did.
+    enum PartOutcome: Equatable {
+        /// Taken; more parts are to come.
+        case incomplete
+        /// Taken, and it was the last: ``values``, ``versions`` and ``sequence`` hold the
+        /// whole snapshot.
+        case complete
+        /// Not valid (why): the snapshot must be asked for again.
+        case invalid(String)
+    }
+
+    /// Takes one part of a version-2 snapshot (PROTOCOL.md section 17.5), the rule every
+    /// follower of a host applies, a view and a relay alike: parts come in order, part 0
+    /// starts the snapshot at its sequence and every later part has the same sequence; each
+    /// property is given exactly once, and the last part completes a snapshot only when
+    /// every property had its value. The part's epoch is the caller's to check first.
+    /// - Parameters:
+    ///   - part: the part, read from its start.
+    ///   - propertyCount: how many properties the object has.
+    mutating func take(_ part: inout SnapshotPartReader, propertyCount: Int) -> PartOutcome {
+        guard part.part == nextPart, part.part == 0 || part.sequence == sequence else {
+            return .invalid("part \(part.part) at sequence \(part.sequence) came when part \(nextPart) at \(sequence) was due")
+        }
+        if part.part == 0 { start(count: propertyCount, sequence: part.sequence) }
+        nextPart += 1
+        do {
+            while !part.isAtEnd {
+                let (change, version) = try part.next()
+                guard fill(change.property, with: change.value, version: version) else {
+                    return .invalid("property \(change.property) of \(values.count), or given twice")
+                }
+            }
+        } catch {
+            return .invalid("\(error)")
+        }
+        guard part.last else { return .incomplete }
+        guard filled == propertyCount else {
+            return .invalid("a snapshot held \(filled) values for \(propertyCount) properties")
+        }
+        return .complete
+    }
 }

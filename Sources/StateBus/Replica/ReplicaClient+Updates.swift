@@ -98,10 +98,12 @@ extension ReplicaClient {
                 while let batch = try run.nextBatch() {
                     scratch.removeAll(keepingCapacity: true)
                     for _ in 0..<batch.changes { scratch.append(try run.nextChange()) }
-                    if batch.sequence <= inner.state.sequence { continue }  // already in the snapshot
-                    guard batch.sequence == inner.state.sequence + 1 else {
+                    switch BatchPlace(batch: batch.sequence, following: inner.state.sequence) {
+                    case .alreadyApplied: continue
+                    case .gap:
                         interruption = .gap(have: inner.state.sequence, next: batch.sequence)
                         return
+                    case .next: break
                     }
                     let count = inner.state.confirmed.count
                     guard scratch.allSatisfy({ $0.property < count }) else {
@@ -221,33 +223,19 @@ extension ReplicaClient {
             return
         }
         guard part.object == schema.objectIndex else { return }
-        guard part.part == incoming.nextPart, part.part == 0 || part.sequence == incoming.sequence else {
-            requestSnapshot()  // a part went missing: start over
-            return
-        }
-        if part.part == 0 { incoming.start(count: schema.layout.count, sequence: part.sequence) }
-        incoming.nextPart += 1
-        // The snapshot is coming: its deadline (`checkLiveness`) counts from its latest part,
-        // since a large one over a slow link takes longer than one request timeout, and
-        // asking again would start it over every time.
-        phaseStarted = .now
-        do {
-            while !part.isAtEnd {
-                let (change, version) = try part.next()
-                guard incoming.fill(change.property, with: change.value, version: version) else {
-                    throw WireDecodingError.malformed("property \(change.property) of \(incoming.values.count), or given twice")
-                }
-            }
-        } catch {
-            logger.warning("dropped a snapshot part that is not valid (\(error)); asking again")
+        switch incoming.take(&part, propertyCount: schema.layout.count) {
+        case .invalid(let reason):
+            logger.warning("dropped a snapshot part that is not valid (\(reason)); asking again")
             requestSnapshot()
             return
-        }
-        guard part.last else { return }
-        guard incoming.filled == schema.layout.count else {
-            logger.warning("a snapshot held \(incoming.filled) values for \(schema.layout.count) properties; asking again")
-            requestSnapshot()
+        case .incomplete:
+            // The snapshot is coming: its deadline (`checkLiveness`) counts from its latest
+            // part, since a large one over a slow link takes longer than one request timeout,
+            // and asking again would start it over every time.
+            phaseStarted = .now
             return
+        case .complete:
+            break
         }
         applySnapshot(schema: schema)
     }
