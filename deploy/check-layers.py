@@ -26,7 +26,7 @@ LAYERS = [
     "Replica",      # the view: its engine, its facade, probes of a host
     "Host",         # the host's engine and facade
     "Relay",        # a relay: a host's view upstream, a host downstream
-    "Model",        # @StateBusModel models on a host or a replica
+    "Model",        # @SharedModel models on a host or a replica
     "Environment",  # SwiftUI-like environment values
 ]
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Sources", "StateBus")

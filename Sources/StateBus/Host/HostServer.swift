@@ -259,18 +259,7 @@ final class HostServer {
     func drainBacklogs() {
         guard !clients.backlogged.isEmpty else { return }
         for identity in clients.backlogged {
-            // Until the socket is full again. (It stopped at the first reply equal to the one
-            // just sent, so a client's run of identical replies, such as pongs, drained one
-            // per timer tick: 30,000 in 271 s.)
-            replies: while let bytes = clients.firstReply(of: identity) {
-                switch deliver(bytes, to: identity) {
-                case .sent: clients.removeFirstReply(of: identity)
-                case .full: break replies
-                case .gone:
-                    clients.drop(identity)
-                    break replies
-                }
-            }
+            clients.drainBacklog(of: identity) { deliver($0, to: identity) }
             for request in clients.takeParked(of: identity) {
                 handle(identity: identity, payload: request)
             }
@@ -348,10 +337,8 @@ final class HostServer {
         if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
     }
 
-    private enum Delivery { case sent, full, gone }
-
     /// One attempt to hand a reply to the socket.
-    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> Delivery {
+    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> ClientTable.Delivery {
         do {
             guard try control.send(identity, more: true, wait: false) else { return .full }
             // The routing frame is in: libzmq checks its limit at a message's first frame only,

@@ -472,9 +472,7 @@ final class RelayServer {
         if backlog > configuration.maxClientBacklogBytes { dropClient(identity, backlog: backlog) }
     }
 
-    private enum Delivery { case sent, full, gone }
-
-    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> Delivery {
+    private func deliver(_ bytes: [UInt8], to identity: [UInt8]) -> ClientTable.Delivery {
         do {
             guard try control.send(identity, more: true, wait: false) else { return .full }
             // libzmq takes the rest of a message whose first frame it took.
@@ -491,14 +489,7 @@ final class RelayServer {
     private func drainBacklogs() {
         guard !clients.backlogged.isEmpty else { return }
         for identity in clients.backlogged {
-            while let bytes = clients.firstReply(of: identity) {
-                switch deliver(bytes, to: identity) {
-                case .sent: clients.removeFirstReply(of: identity)
-                case .full: break
-                case .gone: clients.drop(identity)
-                }
-                if !clients.isBacklogged(identity) || clients.firstReply(of: identity) == bytes { break }
-            }
+            clients.drainBacklog(of: identity) { deliver($0, to: identity) }
             for request in clients.takeParked(of: identity) {
                 handle(identity: identity, payload: request)
             }
