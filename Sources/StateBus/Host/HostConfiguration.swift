@@ -14,7 +14,7 @@ public struct HostConfiguration: Sendable {
     public var advertisedUpdatesEndpoint: String?
     /// A name for logs and the welcome.
     public var name: String
-    /// How often an idle host publishes a heartbeat; `nil` turns heartbeats off.
+    /// How often the host publishes a heartbeat, busy or not; `nil` turns heartbeats off.
     public var heartbeatInterval: Duration?
     /// The largest request the host accepts; larger ones are refused with `tooLarge`.
     public var maxMessageBytes: Int
@@ -83,7 +83,7 @@ public struct HostConfiguration: Sendable {
     ///   - name: the host's name; default endpoints are derived from it.
     ///   - controlEndpoint: where views connect; default `ipc://<runtime>/<name>.control`.
     ///   - updatesEndpoint: where updates are published; default `ipc://<runtime>/<name>.updates`.
-    ///   - heartbeatInterval: idle heartbeat interval (default 500 ms); `nil` disables.
+    ///   - heartbeatInterval: heartbeat interval, busy or not (default 500 ms); `nil` disables.
     ///   - maxMessageBytes: largest accepted request (default 4 MiB).
     ///   - persistence: where persisted properties are kept (default ``Persistence/automatic``).
     ///   - logger: where to log (default: a logger labelled "statebus.host").
