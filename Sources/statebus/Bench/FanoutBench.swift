@@ -7,8 +7,9 @@ import StateBusLaunch
 ///
 /// Three figures per arrangement: the **join storm** (every view joining at once while the
 /// host changes `churn` properties per millisecond: the time from starting the view
-/// processes until the last view is live, and how many views had to resynchronise, which
-/// should be none); **updates per second at the slowest view** (the host makes `updates`
+/// processes until the last view is live, and how many views had to resynchronise: a goal
+/// of none, which a view behind the stream by more than its queue misses, and converges
+/// anyway); **updates per second at the slowest view** (the host makes `updates`
 /// changes as fast as it can; the time until every view has applied the last); and the
 /// **host's CPU time per update** over that run, less what the host spends idle with the same
 /// views connected (measured over a second just before: heartbeats and timers, which would
