@@ -1,4 +1,5 @@
 import Logging
+import StateBusRuntime
 import ZeroMQ
 
 /// A relay: joins an upstream host (or relay) and serves its objects to views of its own,
@@ -75,20 +76,13 @@ public final class StateRelay: Sendable {
         // Subscribed before the first check, so no event between the two is missed.
         let events = PropertyChanges(feed: counters.events).makeAsyncIterator()
         if try condition(self) { return }
-        let met = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { [self] in
-                var events = events
-                while await events.next() != nil { if try condition(self) { return true } }
-                return try condition(self)  // the relay stopped
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)  // the deadline, not a synchronisation
-                return false
-            }
-            defer { group.cancelAll() }
-            return try await group.next() ?? false
+        let met = try await withDeadline(timeout) { [self] in
+            var events = events
+            while await events.next() != nil { if try condition(self) { return true } }
+            return try condition(self)  // the relay stopped
         }
-        let holds = try met || condition(self)
+        // `met` is nil when the deadline passed first.
+        let holds = try met == true || condition(self)
         guard holds else {
             throw StateBusError(.timeout, "timed out after \(timeout) waiting for \(what); the relay has \(statistics)")
         }

@@ -24,23 +24,16 @@ enum ControlProbe {
         request.requestID = 1
         request.body = body
         try socket.send(try request.serializedBytes() as [UInt8])
-        return try await withThrowingTaskGroup(of: Statebus_V1_Reply?.self) { group in
-            group.addTask {
-                for await frames in socket.messages {
-                    // Only the reply to this request: a reply with request id 0 is the
-                    // host's answer to a request it could not read, and is one too.
-                    if let reply = try? Statebus_V1_Reply(serializedBytes: frames.last ?? []), reply.requestID <= 1 { return reply }
-                }
-                return nil
+        let reply = try await withDeadline(timeout) { () -> Statebus_V1_Reply? in
+            for await frames in socket.messages {
+                // Only the reply to this request: a reply with request id 0 is the
+                // host's answer to a request it could not read, and is one too.
+                if let reply = try? Statebus_V1_Reply(serializedBytes: frames.last ?? []), reply.requestID <= 1 { return reply }
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first
+            return nil
         }
+        // No reply either way: the deadline passed, or the socket's messages ended first.
+        return reply ?? nil
     }
 
     /// The error for a host that did not answer in time.

@@ -1,3 +1,4 @@
+import StateBusRuntime
 import StateBusWire
 import Synchronization
 import ZeroMQ
@@ -256,37 +257,28 @@ public final class Replica: Sendable {
         // Subscribed before the first check, so no event between the two is missed.
         let observed = feeds.map { PropertyChanges(feed: $0).makeAsyncIterator() }
         if try condition(self) { return }
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            for iterator in observed {
-                group.addTask { [self] in
-                    var events = iterator
-                    while await events.next() != nil { if try condition(self) { return true } }
-                    return try condition(self)
+        let met = try await withDeadline(timeout) { [self] in
+            // One observer per feed; the first to end decides, and the others stop.
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                for iterator in observed {
+                    group.addTask { [self] in
+                        var events = iterator
+                        while await events.next() != nil { if try condition(self) { return true } }
+                        return try condition(self)
+                    }
                 }
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return false
-            }
-            while let result = try await group.next() {
-                if result {
-                    group.cancelAll()
-                    return
-                }
-                if try condition(self) {
-                    group.cancelAll()
-                    return
-                }
-                if group.isEmpty { break }
-                // A finished observer (closed replica) or the deadline: report the timeout.
-                group.cancelAll()
-                let error = lastError.map { "; last error: \($0)" } ?? ""
-                throw StateBusError(
-                    .timeout,
-                    "timed out after \(timeout) waiting for \(what); state \(connectionState), sequence \(sequence), values \(Value.map(values))\(error)",
-                    object: object)
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
             }
         }
+        // `met` is nil when the deadline passed first.
+        if try met == true || condition(self) { return }
+        // A finished observer (closed replica) or the deadline: report the timeout.
+        let error = lastError.map { "; last error: \($0)" } ?? ""
+        throw StateBusError(
+            .timeout,
+            "timed out after \(timeout) waiting for \(what); state \(connectionState), sequence \(sequence), values \(Value.map(values))\(error)",
+            object: object)
     }
 
     // MARK: Writing
