@@ -10,7 +10,8 @@ struct LineWaiters: Sendable {
     /// The test a waiter applies to each line.
     typealias Predicate = @Sendable (String) -> Bool
 
-    /// One task waiting for a line: resumed with the line, or with `nil` at its deadline.
+    /// One task waiting for a line: resumed with the line, or with `nil` when its wait is
+    /// cancelled (at its deadline, or with the task that waits).
     struct Waiter: Sendable {
         let predicate: Predicate
         let continuation: CheckedContinuation<String?, Never>

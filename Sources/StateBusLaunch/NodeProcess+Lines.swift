@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 
 extension NodeProcess {
     /// Every line printed so far (standard output and error, all runs).
@@ -21,32 +22,33 @@ extension NodeProcess {
         _ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool
     ) async throws -> String {
         let id = UUID()
-        let line: String? = await withTaskGroup(of: String?.self) { group in
-            group.addTask { [self] in
-                await withCheckedContinuation { continuation in
-                    let waiter = LineWaiters.Waiter(predicate: predicate, continuation: continuation)
-                    let existing = state.withLock { $0.lines.register(id, waiter, after: lineIndex) }
-                    // An exited process may be started again (by a launcher's respawn, or the
-                    // test), so a wait lasts until its deadline, not until the output ends.
-                    if let line = existing.first(where: predicate),
-                        let waiter = state.withLock({ $0.lines.remove(id) })
-                    {
-                        waiter.continuation.resume(returning: line)
-                    }
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            let waiter = self.state.withLock { $0.lines.remove(id) }
-            waiter?.continuation.resume(returning: nil)
-            group.cancelAll()
-            return first
-        }
+        // A cancelled wait (at the deadline, or the caller's task) ends as a timeout.
+        let line = (try? await withDeadline(timeout) { [self] in await nextLine(id, after: lineIndex, where: predicate) }) ?? nil
         guard let line else { throw timedOut(waitingFor: "\(name): \(description)", after: timeout) }
         return line
+    }
+
+    /// The first line from `lineIndex` on that satisfies `predicate`, waiting for it under
+    /// `id` as long as it takes.
+    /// - Returns: the line, or `nil` once the task is cancelled.
+    private func nextLine(_ id: UUID, after lineIndex: Int?, where predicate: @escaping LineWaiters.Predicate) async -> String? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let waiter = LineWaiters.Waiter(predicate: predicate, continuation: continuation)
+                let existing = state.withLock { $0.lines.register(id, waiter, after: lineIndex) }
+                // An exited process may be started again (by a launcher's respawn, or the
+                // test), so a wait lasts until its deadline, not until the output ends.
+                if let line = existing.first(where: predicate), let waiter = state.withLock({ $0.lines.remove(id) }) {
+                    waiter.continuation.resume(returning: line)
+                } else if Task.isCancelled, let waiter = state.withLock({ $0.lines.remove(id) }) {
+                    // Cancelled before it was registered, so the handler found nothing to end.
+                    waiter.continuation.resume(returning: nil)
+                }
+            }
+        } onCancel: {
+            // Whoever removes the waiter resumes it: a matching line may have come first.
+            state.withLock { $0.lines.remove(id) }?.continuation.resume(returning: nil)
+        }
     }
 
     /// A timeout report showing this process's last lines.
