@@ -1,6 +1,7 @@
 import Foundation
 import IdentifiedCollections
 import StateBus
+import StateBusRuntime
 import StateBusWire
 
 /// Keyed collections: a host serving one `IdentifiedArray` property of `items` elements, and
@@ -139,20 +140,13 @@ struct CollectionBench {
     /// after each change of the object.
     private static func host(_ host: StateHost, reaches expected: Value, within timeout: Duration) async -> Bool {
         let changes = host.changes(of: "Collection")
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                if host.value(of: "items", in: "Collection") == expected { return true }
-                for await _ in changes where host.value(of: "items", in: "Collection") == expected { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)  // the deadline
-                return host.value(of: "items", in: "Collection") == expected
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        let met = try? await withDeadline(timeout) {
+            if host.value(of: "items", in: "Collection") == expected { return true }
+            for await _ in changes where host.value(of: "items", in: "Collection") == expected { return true }
+            return false
         }
+        // At the deadline (or when cancelled), the host's collection as it is then.
+        return met ?? (host.value(of: "items", in: "Collection") == expected)
     }
 
     static func nanoseconds(_ duration: Duration) -> Double {
