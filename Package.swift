@@ -173,7 +173,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ZeroMQTests",
-            dependencies: ["ZeroMQ", .product(name: "PropertyBased", package: "swift-property-based")], swiftSettings: strict
+            dependencies: ["ZeroMQ", "StateBusRuntime", .product(name: "PropertyBased", package: "swift-property-based")], swiftSettings: strict
         ),
         .testTarget(
             name: "StateBusMacrosTests",

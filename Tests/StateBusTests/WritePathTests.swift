@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import StateBus
+import StateBusRuntime
 import StateBusWire
 import Synchronization
 import Testing
@@ -17,21 +18,11 @@ struct WritePathTests {
 
     /// Awaits a receipt's verdict, failing the test (instead of hanging it) at the deadline.
     static func verdict(_ receipt: WriteReceipt, within timeout: Duration = .seconds(60)) async throws -> Result<UInt64, StateBusError> {
-        try await withThrowingTaskGroup(of: Result<UInt64, StateBusError>?.self) { group in
-            group.addTask {
-                do { return .success(try await receipt.accepted()) } catch let error as StateBusError { return .failure(error) }
-            }
-            group.addTask {
-                // The verdict's deadline: the race ends the wait, it does not synchronise.
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let verdict = first else {
-                throw StateBusError(.timeout, "write \(receipt.writeID) got no verdict within \(timeout)")
-            }
-            return verdict
+        let verdict = try await withDeadline(timeout) { () -> Result<UInt64, StateBusError> in
+            do { return .success(try await receipt.accepted()) } catch let error as StateBusError { return .failure(error) }
         }
+        guard let verdict else { throw StateBusError(.timeout, "write \(receipt.writeID) got no verdict within \(timeout)") }
+        return verdict
     }
 
     @Test("a write to a closed replica whose loop other replicas still use fails at once as closed, and makes no change")

@@ -1,3 +1,4 @@
+import StateBusRuntime
 import Testing
 import ZeroMQ
 
@@ -19,9 +20,9 @@ struct BusyPollingTests {
             _ = thread.scheduleTimer(after: .milliseconds(10)) { fired.continuation.yield("timer") }
         }
         // Both within a deadline far below the ten minutes of polling asked for.
-        let timer = try await withDeadline(.seconds(20)) { await fired.stream.first { _ in true } }
+        let timer = try #require(await withDeadline(.seconds(20)) { await fired.stream.first { _ in true } }, "no timer fired within 20 s")
         #expect(timer == "timer")
-        let answer = try await withDeadline(.seconds(20)) { try await loop.submit { _ in 42 } }
+        let answer = try #require(await withDeadline(.seconds(20)) { try await loop.submit { _ in 42 } }, "no answer within 20 s")
         #expect(answer == 42)
         _ = try await loop.submit { thread in thread.stopPollingBusily() }
     }

@@ -4,7 +4,7 @@ import ZeroMQ
     import Glibc
 #endif
 
-// What the loop tests measure: the CPU a loop's thread used, and waits with a deadline.
+// What the loop tests measure: the CPU a loop's thread used.
 
 /// The CPU time `loop`'s thread used during `window` (read on that thread, before and after).
 func cpuUsed(by loop: IOLoop, over window: Duration) async throws -> Duration {
@@ -42,26 +42,4 @@ func cpuTime(on clock: clockid_t) -> Duration {
     var spec = timespec()
     clock_gettime(clock, &spec)
     return .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec)
-}
-
-/// The result of `body`, or a failure once `limit` passes first.
-func withDeadline<Result: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> Result) async throws -> Result {
-    try await withThrowingTaskGroup(of: Result?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: limit)  // the deadline itself, not a wait for an event
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else {
-            throw DeadlinePassed(limit: limit)
-        }
-        return result
-    }
-}
-
-/// A wait in a test ran out.
-struct DeadlinePassed: Error, CustomStringConvertible {
-    let limit: Duration
-    var description: String { "no answer within \(limit)" }
 }

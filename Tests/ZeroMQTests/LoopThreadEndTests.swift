@@ -1,3 +1,4 @@
+import StateBusRuntime
 import Synchronization
 import Testing
 
@@ -15,7 +16,7 @@ struct LoopThreadEndTests {
         }
         #expect(accepted)
         // Readiness: the thread's last step, after the sockets are closed.
-        try await withDeadline(.seconds(20)) { await loop.waitForThreadEnd() }
+        try #require(await withDeadline(.seconds(20)) { await loop.waitForThreadEnd() } != nil, "the loop's thread did not end within 20 s")
         let held = loop.threadIsHeld
         #expect(!held, "nobody joins the thread, and it was not detached")
         #expect(loop.isShutDown)
