@@ -123,7 +123,7 @@ public final class StateHost: Sendable {
         PropertyChanges(
             feed: state.feed(of: object)
                 ?? {
-                    let closed = ChangeFeed()
+                    let closed = ChangeFeed<String>()
                     closed.finish()
                     return closed
                 }())

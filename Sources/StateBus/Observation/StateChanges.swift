@@ -7,17 +7,17 @@
 /// changed properties. Like ``PropertyChanges``, a slow observer gets the latest state, never
 /// a backlog, and observing stops when the iterator is dropped.
 public struct StateChanges<Element: Sendable>: AsyncSequence, Sendable {
-    let feed: ChangeFeed
+    let feed: ChangeFeed<ReplicaEvent>
     let read: @Sendable () -> Element
 
     /// Starts observing; changes made before this call are not reported.
     public func makeAsyncIterator() -> Iterator {
-        Iterator(base: PropertyChanges(feed: feed).makeAsyncIterator(), read: read)
+        Iterator(base: ChangeFeed.Registration(feed: feed), read: read)
     }
 
     /// Awaits the next change.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
-        var base: PropertyChanges.Iterator
+        let base: ChangeFeed<ReplicaEvent>.Registration
         let read: @Sendable () -> Element
 
         /// The state after the changes since the last call, or `nil` at the end.

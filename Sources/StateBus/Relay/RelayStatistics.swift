@@ -51,18 +51,18 @@ final class RelayCounters: Sendable {
     let synced = Atomic<Bool>(false)
     /// Told when ``synced`` is set and when the relay joins its upstream again, for those who
     /// wait on them (``StateRelay/waitFor(timeout:_:_:)``).
-    let events = ChangeFeed()
+    let events = ChangeFeed<RelayEvent>()
 
     /// Records whether every copy is current, and tells those who wait.
     func setSynced(_ value: Bool) {
         synced.store(value, ordering: .relaxed)
-        events.notify(["synced"])
+        events.notify([.syncRecorded])
     }
 
     /// Counts a new join of the upstream, and tells those who wait.
     func countUpstreamReconnect() {
         upstreamReconnects.add(1, ordering: .relaxed)
-        events.notify(["upstream"])
+        events.notify([.upstreamJoined])
     }
 
     var snapshot: RelayStatistics {

@@ -74,10 +74,9 @@ public final class StateRelay: Sendable {
     ///   deadline passes or the relay stops first; whatever `condition` throws.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (StateRelay) throws -> Bool) async throws {
         // Subscribed before the first check, so no event between the two is missed.
-        let events = PropertyChanges(feed: counters.events).makeAsyncIterator()
+        let events = ChangeFeed.Registration(feed: counters.events)
         if try condition(self) { return }
         let met = try await withDeadline(timeout) { [self] in
-            var events = events
             while await events.next() != nil { if try condition(self) { return true } }
             return try condition(self)  // the relay stopped
         }

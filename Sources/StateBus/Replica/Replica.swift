@@ -231,7 +231,7 @@ public final class Replica: Sendable {
         // The connection's changes only (they include lastError's): an observer of values
         // would have the first snapshot build a set of every property's name (4 MB for
         // 100,000 properties) for a wait that does not look at values.
-        try await waitFor(timeout: timeout, "the replica of '\(object)' to be live", observing: [shared.connectionFeed]) { replica in
+        try await waitFor(timeout: timeout, "the replica of '\(object)' to be live", observing: [FeedWakeUps(shared.connectionFeed)]) { replica in
             // Errors that waiting cannot cure end the wait at once.
             if let error = replica.lastError, [.unknownObject, .unsafeEndpoint, .forbidden, .handshakeFailed].contains(error.code) { throw error }
             if replica.connectionState == .closed { throw StateBusError(.closed, "the replica is closed", object: replica.object) }
@@ -247,23 +247,23 @@ public final class Replica: Sendable {
     ///   - condition: checked now and after each change; may throw to stop waiting.
     /// - Throws: `StateBusError.timeout` with the last state seen.
     public func waitFor(timeout: Duration, _ what: String, _ condition: @escaping @Sendable (Replica) throws -> Bool) async throws {
-        try await waitFor(timeout: timeout, what, observing: [shared.feed, shared.connectionFeed, shared.progress, shared.writeOutcomes], condition)
+        let feeds = [FeedWakeUps(shared.feed), FeedWakeUps(shared.connectionFeed), FeedWakeUps(shared.progress), FeedWakeUps(shared.writeOutcomes)]
+        try await waitFor(timeout: timeout, what, observing: feeds, condition)
     }
 
     /// ``waitFor(timeout:_:_:)`` checking after the events of the given feeds only.
+    /// - Parameter feeds: observations the caller started before this call, so that no
+    ///   event between them and the first check is missed.
     func waitFor(
-        timeout: Duration, _ what: String, observing feeds: [ChangeFeed], _ condition: @escaping @Sendable (Replica) throws -> Bool
+        timeout: Duration, _ what: String, observing feeds: [FeedWakeUps], _ condition: @escaping @Sendable (Replica) throws -> Bool
     ) async throws {
-        // Subscribed before the first check, so no event between the two is missed.
-        let observed = feeds.map { PropertyChanges(feed: $0).makeAsyncIterator() }
         if try condition(self) { return }
         let met = try await withDeadline(timeout) { [self] in
             // One observer per feed; the first to end decides, and the others stop.
             try await withThrowingTaskGroup(of: Bool.self) { group in
-                for iterator in observed {
+                for wakeUps in feeds {
                     group.addTask { [self] in
-                        var events = iterator
-                        while await events.next() != nil { if try condition(self) { return true } }
+                        while await wakeUps.next() { if try condition(self) { return true } }
                         return try condition(self)
                     }
                 }

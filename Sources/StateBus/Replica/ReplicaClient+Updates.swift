@@ -11,7 +11,7 @@ extension ReplicaClient {
         guard let subscriber else { return }
         let appliedBefore = shared.appliedUpdates.load(ordering: .relaxed)
         defer {
-            if shared.appliedUpdates.load(ordering: .relaxed) != appliedBefore { shared.progress.notify(["sequence"]) }
+            if shared.appliedUpdates.load(ordering: .relaxed) != appliedBefore { shared.progress.notify([.sequenceAdvanced]) }
         }
         for _ in 0..<512 {
             // A handler may have replaced the socket: what is left on this one is moot.
@@ -266,7 +266,7 @@ extension ReplicaClient {
         }
         shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
-        defer { shared.progress.notify(["sequence"]) }
+        defer { shared.progress.notify([.sequenceAdvanced]) }
         for publication in buffered.take() {
             guard publication.withUnsafeBytes({ apply($0) }) else { return }
         }

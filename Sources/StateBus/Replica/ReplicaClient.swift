@@ -240,7 +240,7 @@ final class ReplicaClient {
     func fail(_ error: StateBusError) {
         logger.warning("\(error)")
         shared.inner.withLock { $0.lastError = error }
-        shared.connectionFeed.notify(["error"])
+        shared.connectionFeed.notify([.errorChanged])
     }
 
     /// Sends a request; returns its request id, or `nil` when it could not be queued (no

@@ -25,15 +25,20 @@ final class ReplicaShared: Sendable {
     static func firstWriteID() -> UInt64 {
         UInt64(max(0, Date().timeIntervalSince1970 * 1000)) << 20
     }
-    let feed = ChangeFeed()
-    let connectionFeed = ChangeFeed()
-    let rejections = ChangeFeed()
-    /// Told `["write"]` whenever the host answers a write, accepted or not: the number of
-    /// pending writes changed even when no visible value did (for ``Replica/waitFor``).
-    let writeOutcomes = ChangeFeed()
-    /// Told `["sequence"]` once per I/O turn in which the applied sequence advanced, whether
-    /// or not a visible value changed (the echo of this view's own write changes none).
-    let progress = ChangeFeed()
+    /// The names of the properties whose visible values changed (``Replica/changes``).
+    let feed = ChangeFeed<String>()
+    /// Told ``ReplicaEvent/connectionChanged`` and ``ReplicaEvent/errorChanged``
+    /// (``Replica/connectionChanges``).
+    let connectionFeed = ChangeFeed<ReplicaEvent>()
+    let rejections = ChangeFeed<String>()
+    /// Told ``ReplicaEvent/writesSettled`` whenever the host answers a write, accepted or
+    /// not, or writes expire: the number of pending writes changed even when no visible value
+    /// did (for ``Replica/waitFor``).
+    let writeOutcomes = ChangeFeed<ReplicaEvent>()
+    /// Told ``ReplicaEvent/sequenceAdvanced`` once per I/O turn in which the applied sequence
+    /// advanced, whether or not a visible value changed (the echo of this view's own write
+    /// changes none).
+    let progress = ChangeFeed<ReplicaEvent>()
     /// Update batches applied in order from the updates stream (not from snapshots).
     let appliedUpdates = MetricCounter("statebus_replica_applied_updates_total")
     /// Snapshots applied: the first join, then one per resynchronisation.
@@ -67,7 +72,7 @@ final class ReplicaShared: Sendable {
             inner.connection = connection
             return true
         }
-        if changed { connectionFeed.notify([connection.description]) }
+        if changed { connectionFeed.notify([.connectionChanged]) }
     }
 
     func complete(writeID: UInt64, with result: Result<UInt64, StateBusError>) {
@@ -79,7 +84,7 @@ final class ReplicaShared: Sendable {
             }
         }
         feed.notify(changed)
-        writeOutcomes.notify(["write"])
+        writeOutcomes.notify([.writesSettled])
         if let receipt {
             switch result {
             case .success:
@@ -101,7 +106,7 @@ final class ReplicaShared: Sendable {
         }
         guard !receipts.isEmpty || !changed.isEmpty else { return 0 }
         feed.notify(changed)
-        writeOutcomes.notify(["write"])
+        writeOutcomes.notify([.writesSettled])
         writesExpired.increment(by: receipts.count)
         for receipt in receipts { receipt.complete(.failure(error)) }
         return receipts.count

@@ -38,7 +38,7 @@ final class SourceOfTruth: Sendable {
     /// The objects' names, by index.
     let names: [String]
     /// Each object's change feed, by index.
-    let feeds: [ChangeFeed]
+    let feeds: [ChangeFeed<String>]
     /// The size bounds every write is checked against.
     let limits: HostLimits
     private let indexes: [String: Int]
@@ -47,7 +47,7 @@ final class SourceOfTruth: Sendable {
         self.epoch = epoch
         self.limits = limits
         names = objects.map(\.name)
-        feeds = objects.map { _ in ChangeFeed() }
+        feeds = objects.map { _ in ChangeFeed<String>() }
         indexes = Dictionary(objects.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         inner = Mutex(Inner(stores: objects.map { ObjectStore(definition: $0) }))
     }
@@ -61,7 +61,7 @@ final class SourceOfTruth: Sendable {
     }
 
     /// The change feed of the object of that name.
-    func feed(of object: String) -> ChangeFeed? { index(of: object).map { feeds[$0] } }
+    func feed(of object: String) -> ChangeFeed<String>? { index(of: object).map { feeds[$0] } }
 
     /// Reads the store of the object of that name under the lock.
     func withStore<Result>(_ object: String, _ body: (ObjectStore) -> Result) -> Result? {
