@@ -71,7 +71,6 @@ extension ReplicaClient {
             wire.property = property
             let error = StateBusError(wire: wire)
             shared.complete(writeID: reply.writeID, with: .failure(error))
-            shared.rejections.notify([error.description])
         }
         // An answer frees a place in the window of writes in flight.
         flushWrites()

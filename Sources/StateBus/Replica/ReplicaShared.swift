@@ -30,7 +30,6 @@ final class ReplicaShared: Sendable {
     /// Told ``ReplicaEvent/connectionChanged`` and ``ReplicaEvent/errorChanged``
     /// (``Replica/connectionChanges``).
     let connectionFeed = ChangeFeed<ReplicaEvent>()
-    let rejections = ChangeFeed<String>()
     /// Told ``ReplicaEvent/writesSettled`` whenever the host answers a write, accepted or
     /// not, or writes expire: the number of pending writes changed even when no visible value
     /// did (for ``Replica/waitFor``).
