@@ -63,12 +63,9 @@ struct WriteLedgerPropertyTests {
                 case 4:
                     // A commit failed after the write was accepted: the answer is replaced.
                     let writeID = UInt64(step.count % Int(nextWriteID[view, default: 1]))
-                    var reply = Statebus_V1_WriteReply()
-                    reply.writeID = writeID
-                    reply.accepted = false
-                    reply.rejection.message = "not durable"
-                    ledger.update(view: view, writeID: writeID, reply: reply)
-                    model.update(view: view, writeID: writeID, reply: reply)
+                    let verdict: WriteVerdict = .failure(StateBusError(.persistenceFailed, "not durable"))
+                    ledger.update(view: view, writeID: writeID, verdict: verdict)
+                    model.update(view: view, writeID: writeID, verdict: verdict)
                     probes.append((view, writeID))
                 default:
                     // A different write reusing an id (a restarted process): not a copy.
@@ -95,11 +92,11 @@ struct WriteLedgerPropertyTests {
                 for probe in probes {
                     let answer = ledger.answer(to: Self.request(view: probe.view, writeID: probe.writeID))
                     let expected = model.answer(view: probe.view, writeID: probe.writeID)
-                    guard answer?.reply == expected?.reply, answer?.durable == expected?.durable else {
+                    guard answer?.verdict == expected?.verdict, answer?.durable == expected?.durable else {
                         Issue.record(
                             """
                             after step \(index) \(step) of \(steps): \(probe.view) write \(probe.writeID) \
-                            answered \(String(describing: answer?.reply.accepted)), the model \(String(describing: expected?.reply.accepted))
+                            answered \(String(describing: answer?.verdict)), the model \(String(describing: expected?.verdict))
                             """)
                         return
                     }
@@ -134,7 +131,7 @@ struct WriteLedgerPropertyTests {
             single.record(view: "busy", writeID: writeID, answer: Self.answer(view: "busy", writeID: writeID, accepted: true))
         }
         let newest = (writes - UInt64(WriteLedger.answersPerView) + 1)...writes
-        let lost = newest.filter { single.answer(to: Self.request(view: "busy", writeID: $0))?.reply.writeID != $0 }
+        let lost = newest.filter { single.answer(to: Self.request(view: "busy", writeID: $0))?.verdict != .success($0 * 10) }
         #expect(lost.isEmpty, "lost \(lost.count) of the newest answers, first \(lost.first ?? 0)")
     }
 
@@ -155,7 +152,7 @@ struct WriteLedgerPropertyTests {
         // A copy 1,500 writes old (the first write) is a new write: applied, not answered.
         #expect(ledger.answer(to: Self.request(view: "v", writeID: 1)) == nil)
         #expect(ledger.answer(to: Self.request(view: "v", writeID: 476)) == nil)
-        #expect(ledger.answer(to: Self.request(view: "v", writeID: 477))?.reply.writeID == 477)
+        #expect(ledger.answer(to: Self.request(view: "v", writeID: 477))?.verdict == .success(477 * 10))
     }
 
     @Test("past the views' bound, the least recently active view is forgotten, one at a time")
@@ -187,12 +184,10 @@ struct WriteLedgerPropertyTests {
     }
 
     static func answer(view: String, writeID: UInt64, accepted: Bool) -> WriteLedger.Answer {
-        var reply = Statebus_V1_WriteReply()
-        reply.writeID = writeID
-        reply.accepted = accepted
-        reply.sequence = writeID * 10
+        // An accepted write's sequence is ten times its id, so an answer names its write.
+        let verdict: WriteVerdict = accepted ? .success(writeID * 10) : .failure(StateBusError(.validationFailed, "refused \(writeID)"))
         let write = request(view: view, writeID: writeID)
-        return WriteLedger.Answer(reply: reply, durable: !accepted, changes: write.changes, object: write.object)
+        return WriteLedger.Answer(verdict: verdict, durable: !accepted, changes: write.changes.map(PropertyChange.init(wire:)), object: write.object)
     }
 }
 
@@ -234,7 +229,15 @@ struct LedgerModel {
         }
     }
 
-    mutating func update(view: String, writeID: UInt64, reply: Statebus_V1_WriteReply) {
-        views[view]?.answers[writeID]?.reply = reply
+    mutating func update(view: String, writeID: UInt64, verdict: WriteVerdict) {
+        views[view]?.answers[writeID]?.verdict = verdict
+    }
+}
+
+extension WriteLedger {
+    /// The answer the ledger gives `write` if it is a copy, found as the host finds it.
+    func answer(to write: Statebus_V1_WriteRequest) -> Answer? {
+        let changes = write.changes.map(PropertyChange.init(wire:))
+        return answer(toCopyFrom: write.viewID, writeID: write.writeID, digest: WriteDigest.of(object: write.object, changes: changes))
     }
 }

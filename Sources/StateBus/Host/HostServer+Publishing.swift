@@ -151,23 +151,20 @@ extension HostServer {
     /// stands now.
     private func answer(_ replies: [PendingReply], failure: PersistenceError?) {
         for pending in replies {
-            var writeReply = pending.reply
+            var verdict = pending.verdict
             if pending.isCopy {
-                writeReply = ledger.answer(view: pending.view, writeID: pending.writeID)?.reply ?? writeReply
+                verdict = ledger.answer(view: pending.view, writeID: pending.writeID)?.verdict ?? verdict
             } else if let failure, pending.durable {
-                writeReply.accepted = false
-                writeReply.sequence = 0
-                writeReply.rejection =
+                verdict = .failure(
                     StateBusError(
                         .persistenceFailed,
                         "the host could not make the write durable, so its persisted properties were set back to their stored values: \(failure)",
-                        object: pending.object, property: pending.persistedProperty
-                    ).wire
+                        object: pending.object, property: pending.persistedProperty))
                 counters.writesAccepted.subtract(1, ordering: .relaxed)
                 counters.writesRejected.add(1, ordering: .relaxed)
-                if !pending.view.isEmpty { ledger.update(view: pending.view, writeID: pending.writeID, reply: writeReply) }
+                if !pending.view.isEmpty { ledger.update(view: pending.view, writeID: pending.writeID, verdict: verdict) }
             }
-            send(writeReply, to: pending.requester)
+            answer(write: pending.writeID, with: verdict, to: pending.requester)
         }
     }
 

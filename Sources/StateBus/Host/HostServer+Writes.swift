@@ -8,38 +8,32 @@ extension HostServer {
     /// Checks, applies and answers a view's write (already decoded, with no unknown fields).
     func handleWrite(_ write: WireWrite, from requester: Requester) {
         turnHandledWrites = true
-        var writeReply = Statebus_V1_WriteReply()
-        writeReply.writeID = write.writeID
         // A value where the operation takes none: refused as a malformed write, like unknown
         // fields, rather than ignored.
         for change in write.changes {
             guard let operation = change.operationRefusingItsValue else { continue }
             counters.badMessages.add(1, ordering: .relaxed)
             counters.writesRejected.add(1, ordering: .relaxed)
-            writeReply.rejection =
-                StateBusError(
-                    .badRequest,
-                    "the change of '\(change.property)' is a \(operation), which takes no value, but it carries \(change.value); leave `value` unset or null",
-                    object: write.object, property: change.property
-                ).wire
-            send(writeReply, to: requester)
+            let error = StateBusError(
+                .badRequest,
+                "the change of '\(change.property)' is a \(operation), which takes no value, but it carries \(change.value); leave `value` unset or null",
+                object: write.object, property: change.property)
+            answer(write: write.writeID, with: .failure(error), to: requester)
             return
         }
         if case let admission = clients.admitsWrite(viewID: write.viewID, from: requester.identity), admission != .admitted {
             counters.writesRejected.add(1, ordering: .relaxed)
-            writeReply.rejection =
+            let error =
                 admission == .notJoined
                 ? StateBusError(
                     .notJoined,
                     "view id '\(write.viewID)' has not said hello on this connection to this host (it restarted, or the connection is new); "
                         + "send a hello first, then the write again",
-                    object: write.object
-                ).wire
+                    object: write.object)
                 : StateBusError(
                     .viewIDInUse, "view id '\(write.viewID)' belongs to another connection; this connection may not write as it",
-                    object: write.object
-                ).wire
-            send(writeReply, to: requester)
+                    object: write.object)
+            answer(write: write.writeID, with: .failure(error), to: requester)
             return
         }
         let origin = write.viewID.isEmpty ? "anonymous" : write.viewID
@@ -52,27 +46,27 @@ extension HostServer {
             knownDigest = digest
             return digest
         }
-        if !write.viewID.isEmpty, let earlier = ledger.answer(view: write.viewID, writeID: write.writeID), earlier.digest == digest() {
+        if !write.viewID.isEmpty, let earlier = ledger.answer(toCopyFrom: write.viewID, writeID: write.writeID, digest: digest()) {
             // A copy of a write already handled (sent again after a reconnect, or to the
             // next host after a crash): answered as the first time, nothing changed.
             counters.duplicateWrites.add(1, ordering: .relaxed)
             turnReplies.append(
                 PendingReply(
-                    requester: requester, reply: earlier.reply, object: write.object, sequence: 0, durable: earlier.durable, view: write.viewID,
+                    requester: requester, verdict: earlier.verdict, object: write.object, sequence: 0, durable: earlier.durable, view: write.viewID,
                     writeID: write.writeID, digest: earlier.digest, isCopy: true))
             return
         }
         var durable = false
+        var verdict: WriteVerdict = .failure(StateBusError(.other, "the write was not handled", object: write.object))
         defer {
             if !write.viewID.isEmpty {
-                ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(reply: writeReply, durable: durable, digest: digest()))
+                ledger.record(view: write.viewID, writeID: write.writeID, answer: .init(verdict: verdict, durable: durable, digest: digest()))
             }
         }
         do {
             let result = try state.apply(write.changes, to: write.object, fromView: origin, writeID: write.writeID)
             counters.writesAccepted.add(1, ordering: .relaxed)
-            writeReply.accepted = true
-            writeReply.sequence = result.sequence
+            verdict = .success(result.sequence)
             let persistedProperty = persistence?.firstPersisted(write.object, write.changes.map(\.property))
             durable = persistedProperty != nil
             if !durable, turnReplies.isEmpty, commitPipeline.isIdle {
@@ -84,7 +78,7 @@ extension HostServer {
                 // echo"). Any other writer gets the answer now, before the publication is even
                 // written (its confirmation is then a plain DEALER-ROUTER round trip).
                 if !clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity) {
-                    send(writeReply, to: requester)
+                    answer(write: write.writeID, with: verdict, to: requester)
                 }
                 publishDue = true
                 if !turnPublishedAtOnce {
@@ -105,39 +99,19 @@ extension HostServer {
             // waits for durability, once its group commit is done.
             turnReplies.append(
                 PendingReply(
-                    requester: requester, reply: writeReply, object: write.object, sequence: result.sequence, durable: durable,
+                    requester: requester, verdict: verdict, object: write.object, sequence: result.sequence, durable: durable,
                     persistedProperty: persistedProperty ?? "", view: write.viewID, writeID: write.writeID, digest: digest(), isCopy: false))
         } catch {
             counters.writesRejected.add(1, ordering: .relaxed)
-            writeReply.rejection = error.wire
-            send(writeReply, to: requester)
+            verdict = .failure(error)
+            answer(write: write.writeID, with: verdict, to: requester)
         }
     }
 
-    /// Answers a write now (a refusal, or a verdict the caller built).
-    func answer(write writeID: UInt64, with result: Result<UInt64, StateBusError>, to requester: Requester) {
-        var writeReply = Statebus_V1_WriteReply()
-        writeReply.writeID = writeID
-        switch result {
-        case .success(let sequence):
-            writeReply.accepted = true
-            writeReply.sequence = sequence
-        case .failure(let error):
-            writeReply.rejection = error.wire
-        }
-        send(writeReply, to: requester)
-    }
-
-    /// Sends a write's answer, written by the write path's own encoder.
-    func send(_ writeReply: Statebus_V1_WriteReply, to requester: Requester) {
-        let outcome: WriteCodec.Outcome =
-            writeReply.accepted
-            ? .accepted(sequence: writeReply.sequence)
-            : .rejected(
-                code: writeReply.rejection.code.rawValue, message: writeReply.rejection.message, object: writeReply.rejection.object,
-                property: writeReply.rejection.property)
-        send(
-            WriteCodec.reply(protocolVersion: requester.version, requestID: requester.requestID, writeID: writeReply.writeID, outcome: outcome),
-            to: requester.identity)
+    /// Answers a write now, in the write path's own encoding.
+    func answer(write writeID: UInt64, with verdict: WriteVerdict, to requester: Requester) {
+        let bytes = WriteCodec.reply(
+            protocolVersion: requester.version, requestID: requester.requestID, writeID: writeID, outcome: WriteCodec.Outcome(verdict))
+        send(bytes, to: requester.identity)
     }
 }

@@ -140,12 +140,10 @@ final class HostServer {
         // Answers that the file remembers from the previous host: a copy of such a write,
         // sent again by a view that never heard the answer, is answered, not applied again.
         for stored in persistence?.storedAnswers ?? [] {
-            var reply = Statebus_V1_WriteReply()
-            reply.writeID = stored.writeID
-            reply.accepted = true
             // Applied in an earlier epoch, so already in this epoch's first snapshot.
-            reply.sequence = state.index(of: stored.object).map { restoredSequences[$0] } ?? 0
-            ledger.record(view: stored.view, writeID: stored.writeID, answer: .init(reply: reply, durable: true, digest: stored.digest))
+            let sequence = state.index(of: stored.object).map { restoredSequences[$0] } ?? 0
+            let answer = WriteLedger.Answer(verdict: .success(sequence), durable: true, digest: stored.digest)
+            ledger.record(view: stored.view, writeID: stored.writeID, answer: answer)
         }
         // At stop: commit and publish what is queued (a host update just before stop is not
         // lost), waiting for the transactions, then free the database for the next host.

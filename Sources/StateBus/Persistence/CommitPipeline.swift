@@ -6,7 +6,7 @@ import Synchronization
 struct PendingReply {
     /// Who to answer, in which version.
     var requester: Requester
-    var reply: Statebus_V1_WriteReply
+    var verdict: WriteVerdict
     /// The object and sequence of the batch the write made (none for a copy).
     var object: String
     var sequence: UInt64

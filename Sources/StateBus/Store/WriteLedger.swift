@@ -23,27 +23,31 @@ import StateBusWire
 /// Owned by the host's I/O loop thread; not thread-safe.
 struct WriteLedger {
     /// What the host answered a write, and whether that answer waited for a commit.
-    struct Answer {
-        var reply: Statebus_V1_WriteReply
+    struct Answer: Equatable {
+        /// The verdict: accepted at a sequence, or refused.
+        var verdict: WriteVerdict
         var durable: Bool
         /// A digest of the write's object and changes (``WriteDigest``), to tell a copy
         /// from a different write with the same id.
         let digest: UInt64
 
         /// Records an answer to a write of `changes` to `object`.
-        init(reply: Statebus_V1_WriteReply, durable: Bool, changes: [Statebus_V1_Change], object: String) {
-            self.init(reply: reply, durable: durable, digest: WriteDigest.of(object: object, changes: changes.map(PropertyChange.init(wire:))))
+        init(verdict: WriteVerdict, durable: Bool, changes: [PropertyChange], object: String) {
+            self.init(verdict: verdict, durable: durable, digest: WriteDigest.of(object: object, changes: changes))
         }
 
         /// Records an answer whose digest is known (read back from the database).
-        init(reply: Statebus_V1_WriteReply, durable: Bool, digest: UInt64) {
-            self.reply = reply
+        init(verdict: WriteVerdict, durable: Bool, digest: UInt64) {
+            self.verdict = verdict
             self.durable = durable
             self.digest = digest
         }
 
-        /// What the answer costs in memory: its fixed part and the rejection's text.
-        var bytes: Int { 96 + reply.rejection.message.utf8.count + reply.rejection.object.utf8.count + reply.rejection.property.utf8.count }
+        /// What the answer costs in memory: its fixed part and the refusal's text.
+        var bytes: Int {
+            guard case .failure(let error) = verdict else { return 96 }
+            return 96 + error.message.utf8.count + (error.object?.utf8.count ?? 0) + (error.property?.utf8.count ?? 0)
+        }
     }
 
     /// Answers kept per view: far more than a view has in flight. Past it, the view's
@@ -74,12 +78,12 @@ struct WriteLedger {
     /// Answers remembered.
     private(set) var count = 0
 
-    /// The answer given to this very write before, if `write` is a copy of it.
-    /// - Parameter digest: the write's ``WriteDigest``, when the caller has it already.
-    func answer(to write: Statebus_V1_WriteRequest, digest: UInt64? = nil) -> Answer? {
-        guard let answer = views[write.viewID]?.answers[write.writeID],
-            answer.digest == digest ?? WriteDigest.of(object: write.object, changes: write.changes.map(PropertyChange.init(wire:)))
-        else { return nil }
+    /// The answer given to this very write before, if a write of `digest` from `view` with
+    /// `writeID` is a copy of it (the same view, write id, object and changes).
+    /// - Parameter digest: the write's ``WriteDigest``, computed only when the view has an
+    ///   answer recorded for `writeID` (the host's write path computes it as late as it can).
+    func answer(toCopyFrom view: String, writeID: UInt64, digest: @autoclosure () -> UInt64) -> Answer? {
+        guard let answer = views[view]?.answers[writeID], answer.digest == digest() else { return nil }
         return answer
     }
 
@@ -142,7 +146,7 @@ struct WriteLedger {
     func answer(view: String, writeID: UInt64) -> Answer? { views[view]?.answers[writeID] }
 
     /// Replaces a recorded answer (a commit failed after the write was accepted).
-    mutating func update(view: String, writeID: UInt64, reply: Statebus_V1_WriteReply) {
-        views[view]?.answers.update(writeID: writeID) { $0.reply = reply }
+    mutating func update(view: String, writeID: UInt64, verdict: WriteVerdict) {
+        views[view]?.answers.update(writeID: writeID) { $0.verdict = verdict }
     }
 }
