@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 
 /// `statebus-fuzz`: a standalone fuzz harness for a host's request handling and a
-/// replica's publication handling (issue 12, item 9). Not a product: `deploy/fuzz.sh` runs it.
+/// replica's publication handling. Not a product: `deploy/fuzz.sh` runs it.
 @main
 struct FuzzCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

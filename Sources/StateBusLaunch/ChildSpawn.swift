@@ -13,9 +13,8 @@ import Foundation
 /// other descriptor in the child, and copies each entry's name as a full 256-byte `d_name`,
 /// past the end of the entry; with many descriptors open (a test process running many
 /// hosts, replicas and children at once) the last entry sits at the end of the directory
-/// buffer and the copy reads an unmapped page: the whole process crashed in `memcpy`, in
-/// the full test suite, every run. The kernel's `closefrom` does the same job without the
-/// listing (`close_range` here).
+/// buffer and the copy reads an unmapped page, crashing the whole process in `memcpy`. The
+/// kernel's `closefrom` does the same job without the listing (`close_range` here).
 enum ChildSpawn {
     /// What a child receives when this process ends: SIGTERM, so that a node stops as it
     /// does on a launcher's stop (a host commits what it acknowledged; a launcher stops its

@@ -5,8 +5,8 @@
 /// That removes two thread hand-offs from every round trip a view makes: code on the loop
 /// thread can use the loop's sockets at once instead of waking the loop, and a continuation
 /// the loop resumes (a reply arrived) runs in the same turn of the loop instead of waking a
-/// thread of the cooperative pool. Each hand-off costs a wake-up (20–30 µs on a 2-core
-/// machine), about a third of a whole loopback round trip.
+/// thread of the cooperative pool. Each hand-off costs a thread wake-up, about a third of a
+/// whole loopback round trip.
 ///
 /// A job enqueued after the loop has shut down runs on the global concurrent executor, so
 /// no task waits forever for a loop that is gone.

@@ -56,8 +56,8 @@ struct ReplayCommand: AsyncParsableCommand {
         defer { host.stop() }
         emit("ready control=\(host.controlEndpoint) updates=\(host.updatesEndpoint) first=\(replay.firstSequence) last=\(replay.lastSequence)")
         // A stop signal ends the play wherever it waits (for a typed line with --step, for a
-        // batch's recorded time otherwise), not only once it has played: before, a stepped
-        // replay ignored SIGTERM until the next line came, and was killed 5 s later.
+        // batch's recorded time otherwise), not only once it has played, so that a stepped
+        // replay waiting for its next line stops at SIGTERM instead of being killed.
         let playing = Task { try await play(replay, on: host) }
         let stopper = Task {
             await stop.wait()

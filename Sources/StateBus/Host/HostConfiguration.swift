@@ -59,14 +59,12 @@ public struct HostConfiguration: Sendable {
     /// A view that writes often (a slider, a text field) writes again within a round trip,
     /// and a thread asleep on an idle CPU takes tens of microseconds to wake (on a virtual
     /// machine the CPU itself halts). Polling keeps the host's CPU awake for the next write and
-    /// while its publication reaches the views: on the README's 2-core machine it took a
-    /// write's own confirmation from about 0.9x to about 0.75x raw libzmq's round trip, and
-    /// the echo at another view from about 1.05x to about 1.0x (the Performance article).
-    /// While it polls, the loop yields its CPU to any thread the kernel queued there. It
-    /// costs at most this much of one CPU per turn that handled writes: a host that gets none
-    /// (only pings, hellos, snapshots) never polls, and one that gets a write every 200 µs
-    /// spends about half a CPU. Off on a loop pinned to one CPU (``pinnedCPU``), where it
-    /// would hold back libzmq's I/O thread.
+    /// while its publication reaches the views, so that neither waits for a halted CPU to wake
+    /// (the Performance article gives the figures). While it polls, the loop yields its CPU to
+    /// any thread the kernel queued there. It costs at most this much of one CPU per turn
+    /// that handled writes: a host that gets none (only pings, hellos, snapshots) never
+    /// polls, and one that gets a write every 200 µs spends about half a CPU. Off on a loop
+    /// pinned to one CPU (``pinnedCPU``), where it would hold back libzmq's I/O thread.
     public var busyPollingAfterWrites: Duration = .microseconds(100)
     /// Where persisted properties are kept (default: a file per host name in the per-user
     /// state folder, opened only if an object has persisted properties).

@@ -268,8 +268,7 @@ final class HostGuard {
     /// at the same endpoint. The old listener closes on libzmq's I/O thread after
     /// `zmq_unbind` returns, so a tcp port may still be taken for a moment (retried every
     /// 5 ms for up to 5 s). An ipc bind replaces the socket file; should the old listener
-    /// delete the path as it closes (libzmq 4.3.4 was not seen to), a check 250 ms later
-    /// binds again.
+    /// delete the path as it closes, a check 250 ms later binds again.
     private func closeSubscriberConnections() {
         guard let (socket, endpoint) = updates else { return }
         do {

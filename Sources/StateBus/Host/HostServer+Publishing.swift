@@ -244,8 +244,8 @@ extension HostServer {
         publishPending()
         // Sent every interval, busy or not: a view hears only its own object's updates and
         // the heartbeat, so updates of other objects (or join markers) must not stand in for
-        // it (they did: a flood of joins, or one busy object, made idle views go stale). The
-        // same message serves both versions.
+        // it: otherwise a flood of joins, or one busy object, leaves the views of idle objects
+        // hearing nothing, and they go stale. The same message serves both versions.
         var heartbeat = Statebus_V1_Heartbeat()
         heartbeat.epoch = state.epoch
         // The sequences published, not the stores' own: the host's code may apply a batch

@@ -74,9 +74,10 @@ extension HostServer {
                 // turn.
                 // A view that confirms by echo takes that publication as its acceptance, and
                 // gets no answer: one message from the host per write instead of two, and
-                // every view's copy leaves sooner (measured: PROTOCOL.md, "Confirmation by
-                // echo"). Any other writer gets the answer now, before the publication is even
-                // written (its confirmation is then a plain DEALER-ROUTER round trip).
+                // every view's copy leaves sooner, with no answer queued ahead of it in
+                // libzmq's I/O thread (PROTOCOL.md, "Confirmation by echo"). Any other writer
+                // gets the answer now, before the publication is even written (its
+                // confirmation is then a plain DEALER-ROUTER round trip).
                 if !clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity) {
                     answer(write: write.writeID, with: verdict, to: requester)
                 }
@@ -85,8 +86,9 @@ extension HostServer {
                     // The first such write of a turn leaves now, ahead of its digest and ledger
                     // record (the `defer` above, which still runs before the next request, so a
                     // copy in the same turn is found) and of the loop's look for more requests
-                    // (a system call in libzmq): about 3 µs of the host's turn, by timestamps.
-                    // Later writes of the same turn, a burst, share the turn's last publication.
+                    // (a system call in libzmq), so that the views' copies do not wait for the
+                    // host's bookkeeping. Later writes of the same turn, a burst, share the
+                    // turn's last publication.
                     turnPublishedAtOnce = true
                     publishPending()
                     // As at the end of a turn: libzmq's I/O thread, when it shares this CPU,

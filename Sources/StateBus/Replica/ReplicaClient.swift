@@ -472,8 +472,8 @@ final class ReplicaClient {
             if now - phaseStarted > configuration.requestTimeout {
                 // Asked again on the same connection: libzmq reconnects it by itself, and a
                 // new connection would look like another replica to the host, which keeps
-                // our view id for the old one until its lease ends (a slow first welcome
-                // used to cost a whole lease).
+                // our view id for the old one until its lease ends (so a slow first welcome
+                // would cost the view a whole lease).
                 // Without a connection (opening one failed), only a new one can help.
                 if dealer == nil { connect() } else if phase == .snapshot { requestSnapshot() } else { sayHello() }
             }

@@ -59,10 +59,9 @@ public struct ReplicaConfiguration: Sendable {
     /// acceptance, so that the host sends it no separate answer (default `true`).
     ///
     /// The host then sends one message per write instead of two, and every view's copy of
-    /// the change leaves the host sooner: measured with `statebus bench --only echo`, the
-    /// echo at another view came about 8% sooner (1.21x raw libzmq against 1.32x), and in
-    /// the low-latency profile in about 73 µs instead of 110–190 µs; the pinned own
-    /// confirmation came about 7 µs later. Refusals, copies and writes that wait for a
+    /// the change leaves the host sooner, with no answer queued ahead of it in libzmq's I/O
+    /// thread; only the low-latency profile's own confirmation comes a little later (the
+    /// Performance article gives the figures). Refusals, copies and writes that wait for a
     /// commit are still answered. A write whose publication this view lost (its queue at the
     /// host overflowed) is sent again once the view has resynchronised, ahead of any newer
     /// write, and the host answers that copy from its ledger; so at most 1,000 writes are in

@@ -10,8 +10,8 @@ extension AppliedBatch {
     /// its property's, the path, the value, the operation and the position (24 and the
     /// property's name at most, besides the path and value).
     var encodedSizeBound: Int {
-        // Statements, not one expression: the nested choice with optional fallbacks took the
-        // type checker past its limit in a release build.
+        // Statements, not one expression: as one expression, the nested choice with optional
+        // fallbacks takes the type checker past its limit in a release build.
         var total = 64 + object.utf8.count + (origin?.utf8.count ?? 0)
         for item in changes {
             let value: Value

@@ -49,8 +49,7 @@ public struct HostLimits: Sendable, Hashable {
 
     /// The fewest publications a subscriber may have queued (1,000, libzmq's default): with
     /// fewer, a view that falls a few milliseconds behind a burst of small publications loses
-    /// one and resynchronises (measured: a 64-message queue made `statebus bench` views resync
-    /// at 200,000 Int updates).
+    /// one and resynchronises, so the bound in bytes alone must not set a smaller queue.
     public static let minimumSubscriberQueueMessages = 1_000
 
     /// The updates socket's send high-water mark: how many publications one subscriber may

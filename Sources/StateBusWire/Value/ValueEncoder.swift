@@ -192,7 +192,7 @@ final class _ValueEncoder: Encoder {
             let child = EncodingNode()
             if case .list(var items) = node.content {
                 // Emptied first, so `items` is the only reference and grows in place: a copy
-                // per element made encoding a 100,000-element array take most of a minute.
+                // per element would make encoding an array quadratic in its length.
                 node.content = .empty
                 items.append(child)
                 node.content = .list(items)

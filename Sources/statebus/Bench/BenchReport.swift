@@ -50,9 +50,9 @@ struct BenchReport: Codable, Sendable {
         }
     }
 
-    /// A target the figures are judged against (a bar of issue 14 or a goal beyond it, see
-    /// ``BenchTarget``, or a goal of the project's performance rules), with the figure that
-    /// decides it.
+    /// A target the figures are judged against (a bar protocol version 2 must reach, or a
+    /// goal beyond it, see ``BenchTarget``, or a goal of the project's performance rules),
+    /// with the figure that decides it.
     struct Goal: Codable, Sendable {
         var text: String
         /// "met", "missed" or "not available".

@@ -71,7 +71,7 @@ struct BenchRunner {
     // MARK: Echo
 
     mutating func echo() async {
-        // The bars of issue 14: each path within 1.1x of its raw libzmq equivalent at p50.
+        // The bars the bench judges: each path within 1.1x of its raw libzmq equivalent at p50.
         for cpu in [nil, Int32(0)] as [Int32?] {
             for path in [EchoBench.Path.own, .other] {
                 await echo(path, pinnedCPU: cpu)
@@ -81,8 +81,8 @@ struct BenchRunner {
 
     /// One echo figure, StateBus's and raw libzmq's, measured in ``BenchPlan/echoRounds``
     /// rounds that take turns (the one measured first alternates): a machine whose speed
-    /// drifts during the run (raw libzmq's own round trip moves by a third between minutes
-    /// on a small virtual machine) then slows both alike, and the ratio holds.
+    /// drifts during the run (a small virtual machine's does, and raw libzmq's own round
+    /// trip drifts with it) then slows both alike, and the ratio holds.
     private mutating func echo(_ path: EchoBench.Path, pinnedCPU: Int32?) async {
         let rounds = max(1, plan.echoRounds)
         let bench = EchoBench(writes: plan.echoWrites / rounds, warmup: plan.echoWarmup, pinnedCPU: pinnedCPU)

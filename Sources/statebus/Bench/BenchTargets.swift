@@ -1,8 +1,8 @@
-/// The figures `statebus bench` judges, and what each must reach: issue 14's table of bars
-/// (what protocol version 2 had to reach) and goals beyond them, by the rows' keys. A target
-/// on a ratio is judged against raw libzmq measured in the same run, the only comparison
-/// that means something on a noisy machine; an absolute target (the join's time, the view's
-/// memory) has no raw equivalent.
+/// The figures `statebus bench` judges, and what each must reach: the bars (what protocol
+/// version 2 must reach) and the goals beyond them, by the rows' keys. A target on a ratio
+/// is judged against raw libzmq measured in the same run, the only comparison that means
+/// something on a noisy machine; an absolute target (the join's time, the view's memory)
+/// has no raw equivalent.
 struct BenchTarget: Sendable {
     /// A threshold a row's figure is held to.
     enum Threshold: Sendable {
@@ -47,7 +47,7 @@ struct BenchTarget: Sendable {
 
     /// What the target is about, for the list of goals.
     let what: String
-    /// What the figure had to reach (issue 14's bar); `nil` for a goal without a bar.
+    /// What the figure must reach (the bar the bench judges); `nil` for a goal without a bar.
     let bar: Threshold?
     /// The goal beyond the bar.
     let beyond: Threshold?
@@ -64,7 +64,7 @@ struct BenchTarget: Sendable {
             what: "write→own confirmation p50, low-latency profile, against raw pinned", bar: nil, beyond: .ratioAtMost(1.1)),
         "echo.other.pinned.p50": BenchTarget(
             what: "write→echo at another view p50, low-latency profile, against raw pinned", bar: nil, beyond: .ratioAtMost(1.1)),
-        // QtRO's figures of 2026-11-23 (DESIGN.md §8) are the goals beyond: 57 ms, 27 MiB.
+        // The goals beyond are Qt Remote Objects' own figures for the same measures: 57 ms, 27 MiB.
         "join.100000": BenchTarget(what: "late join of 100,000 properties", bar: .atMost(100e6), beyond: .atMost(57e6)),
         "memory.view.100000": BenchTarget(
             what: "view peak RSS holding 100,000 properties", bar: .atMost(35 * 1_048_576), beyond: .atMost(27 * 1_048_576))
