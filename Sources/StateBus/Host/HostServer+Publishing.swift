@@ -18,9 +18,7 @@ extension HostServer {
     /// backwards. The cost is one fsync of latency on an update that touches a persisted
     /// property; other objects' updates are not held up by it.
     func publishPending() {
-        publishDue = false
-        let replies = turnReplies
-        turnReplies.removeAll()
+        let replies = turn.takePending()
         var releases = [commitPipeline.take(replies: replies)]
         if releases[0].burst, !burstTimerArmed {
             // The host's code applies changes faster than turns of the loop come: the next

@@ -7,7 +7,7 @@ import StateBusWire
 extension HostServer {
     /// Checks, applies and answers a view's write (already decoded, with no unknown fields).
     func handleWrite(_ write: WireWrite, from requester: Requester) {
-        turnHandledWrites = true
+        turn.noteWrite()
         // A value where the operation takes none: refused as a malformed write, like unknown
         // fields, rather than ignored.
         for change in write.changes {
@@ -50,7 +50,7 @@ extension HostServer {
             // A copy of a write already handled (sent again after a reconnect, or to the
             // next host after a crash): answered as the first time, nothing changed.
             counters.duplicateWrites.add(1, ordering: .relaxed)
-            turnReplies.append(
+            turn.hold(
                 PendingReply(
                     requester: requester, verdict: earlier.verdict, object: write.object, sequence: 0, durable: earlier.durable, view: write.viewID,
                     writeID: write.writeID, digest: earlier.digest, isCopy: true))
@@ -69,7 +69,7 @@ extension HostServer {
             verdict = .success(result.sequence)
             let persistedProperty = persistence?.firstPersisted(write.object, write.changes.map(\.property))
             durable = persistedProperty != nil
-            if !durable, turnReplies.isEmpty, commitPipeline.isIdle {
+            if !durable, turn.mayAnswerAtOnce, commitPipeline.isIdle {
                 // Nothing waits for a commit, so the batch goes out now or at the end of this
                 // turn.
                 // A view that confirms by echo takes that publication as its acceptance, and
@@ -81,15 +81,13 @@ extension HostServer {
                 if !clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity) {
                     answer(write: write.writeID, with: verdict, to: requester)
                 }
-                publishDue = true
-                if !turnPublishedAtOnce {
+                if turn.answeredAtOnce() {
                     // The first such write of a turn leaves now, ahead of its digest and ledger
                     // record (the `defer` above, which still runs before the next request, so a
                     // copy in the same turn is found) and of the loop's look for more requests
                     // (a system call in libzmq), so that the views' copies do not wait for the
                     // host's bookkeeping. Later writes of the same turn, a burst, share the
                     // turn's last publication.
-                    turnPublishedAtOnce = true
                     publishPending()
                     // As at the end of a turn: libzmq's I/O thread, when it shares this CPU,
                     // sends the publication only once this thread yields.
@@ -99,7 +97,7 @@ extension HostServer {
             }
             // Answered with its batch's publication: at the end of this loop turn, or, when it
             // waits for durability, once its group commit is done.
-            turnReplies.append(
+            turn.hold(
                 PendingReply(
                     requester: requester, verdict: verdict, object: write.object, sequence: result.sequence, durable: durable,
                     persistedProperty: persistedProperty ?? "", view: write.viewID, writeID: write.writeID, digest: digest(), isCopy: false))

@@ -25,20 +25,8 @@ final class HostServer {
     let persistence: HostPersistence?
     /// Holds what waits for a group commit and runs the transactions.
     var commitPipeline: CommitPipeline!
-    /// Answers to the writes handled since the last publication, in order: each goes out
-    /// with its batch (``publishPending()``), at the end of the loop turn at the latest.
-    var turnReplies: [PendingReply] = []
-    /// Whether this turn applied a batch whose answer already went out (or that confirms by
-    /// echo): it must still be published at the end of the turn.
-    var publishDue = false
-    /// Whether this turn of the control socket already published a write at once: only the
-    /// first write of a turn does (``handleWrite(_:from:)``), the rest gather.
-    var turnPublishedAtOnce = false
-    /// Whether this turn of the control socket handled a write (one that reached
-    /// ``handleWrite(_:from:)``: accepted, refused there, or a copy): the loop then polls for
-    /// a while instead of sleeping (``HostConfiguration/busyPollingAfterWrites``). Writes
-    /// parked behind a backlog and handled on its timer do not make it poll.
-    var turnHandledWrites = false
+    /// What this turn of the loop has done so far: held answers, due batches.
+    var turn = HostTurn()
     /// Whether a publication of a burst of the host's own changes is due on a timer.
     var burstTimerArmed = false
     /// How long a burst of the host's own changes gathers before the loop publishes it: a
@@ -193,18 +181,15 @@ final class HostServer {
 
     /// Forgets what the previous turn did: each turn of the control socket, and each tick of
     /// the backlog timer, is a turn of its own.
-    private func startTurn() {
-        turnPublishedAtOnce = false
-        turnHandledWrites = false
-    }
+    private func startTurn() { turn.start() }
 
     private func controlReadable() {
         startTurn()
         // Everything handled in this turn is published (and its answers sent) together; what
         // waits for durability joins the next group commit.
         defer {
-            let answeredNow = publishDue
-            if !turnReplies.isEmpty || publishDue { publishPending() }
+            let answeredNow = turn.publishDue
+            if turn.hasPending { publishPending() }
             // Answers and their batches are in libzmq's queues now, for its I/O thread to
             // send. When that thread shares this CPU (the pinned profile, or the kernel
             // keeping chatty threads together, as it does on a 2-core machine), it runs only
@@ -213,7 +198,7 @@ final class HostServer {
             if answeredNow { sched_yield() }
             // The writer may write again within a round trip: the loop stays awake for it,
             // rather than sleep on a CPU that takes tens of microseconds to wake.
-            if turnHandledWrites { thread.pollBusily(for: configuration.busyPollingAfterWrites) }
+            if turn.handledWrites { thread.pollBusily(for: configuration.busyPollingAfterWrites) }
         }
         drainBacklogs()
         for _ in 0..<256 {
@@ -264,7 +249,7 @@ final class HostServer {
         }
         // The parked writes' batches go out now: on the timer, no turn of the control socket
         // follows to publish them (they waited for the next request or heartbeat before).
-        if !turnReplies.isEmpty || publishDue { publishPending() }
+        if turn.hasPending { publishPending() }
     }
 
     /// Forgets a client whose backlog passed its bound: it does not read its replies.
