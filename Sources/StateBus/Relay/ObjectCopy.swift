@@ -32,13 +32,16 @@ struct ObjectCopy {
     /// The request id of the snapshot on its way (0: none).
     private(set) var snapshotRequestID: UInt64 = 0
     private var incoming = IncomingSnapshot()
-    private var buffered: [DecodedRun] = []
-    private(set) var bufferedBytes = 0
+    /// Runs that came while a snapshot is on its way.
+    private var buffered: JoinBuffer<DecodedRun>
 
-    init(name: String, index: Int, layout: PropertyLayout) {
+    /// - Parameter maxBufferedBytes: how many bytes of runs wait for a snapshot on its way;
+    ///   past it they are dropped and the snapshot asked for again.
+    init(name: String, index: Int, layout: PropertyLayout, maxBufferedBytes: Int) {
         self.name = name
         self.index = index
         self.layout = layout
+        buffered = JoinBuffer(maxBytes: maxBufferedBytes)
     }
 
     /// Forgets the copy's state: a snapshot is needed (a new epoch, a gap).
@@ -46,8 +49,7 @@ struct ObjectCopy {
         isSynced = false
         snapshotRequestID = 0
         incoming.reset()
-        buffered = []
-        bufferedBytes = 0
+        buffered.reset()
     }
 
     /// A snapshot was asked for with `requestID`; runs wait until it is complete.
@@ -76,21 +78,16 @@ struct ObjectCopy {
         snapshotRequestID = 0
         isSynced = true
         // What arrived meanwhile: newer batches apply in order; a hole means another snapshot.
-        let waiting = buffered
-        buffered = []
-        bufferedBytes = 0
-        for run in waiting where apply(run) == .gap { return nil }
+        for run in buffered.take() where apply(run) == .gap { return nil }
         return true
     }
 
     /// Applies one upstream run (or buffers it while a snapshot is on its way).
     /// - Parameter bytes: the run's encoded size, for the buffer's bound.
-    /// - Returns: `.gap` when the buffer is past `maxBufferedBytes` too.
-    mutating func apply(_ run: DecodedRun, bytes: Int = 0, maxBufferedBytes: Int = .max) -> Outcome {
+    /// - Returns: `.gap` when the buffer passed its bound too (it is then empty).
+    mutating func apply(_ run: DecodedRun, bytes: Int = 0) -> Outcome {
         guard isSynced else {
-            guard snapshotRequestID != 0, bufferedBytes + bytes <= maxBufferedBytes else { return .gap }
-            buffered.append(run)
-            bufferedBytes += bytes
+            guard snapshotRequestID != 0, buffered.append(run, size: bytes) else { return .gap }
             return .applied
         }
         guard run.epoch == epoch else { return .gap }

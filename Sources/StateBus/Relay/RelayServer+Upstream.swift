@@ -208,7 +208,9 @@ extension RelayServer {
         var fresh: [String: ObjectCopy] = [:]
         relayedIndexes = [:]
         for (index, schema) in welcome.objects.enumerated() where relayed.contains(schema.name) {
-            fresh[schema.name] = ObjectCopy(name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable))
+            fresh[schema.name] = ObjectCopy(
+                name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable),
+                maxBufferedBytes: configuration.maxBufferedUpdateBytes)
             relayedIndexes[index] = schema.name
         }
         copies = fresh
@@ -361,7 +363,7 @@ extension RelayServer {
             if publishesVersion1.contains(name) { publishVersion1(run, of: copies[name]!) }
             // Applied where the copy is: a second holder of its values would make an element
             // change copy a whole collection.
-            let outcome = copies[name]!.apply(run, bytes: body.count, maxBufferedBytes: configuration.maxBufferedUpdateBytes)
+            let outcome = copies[name]!.apply(run, bytes: body.count)
             if outcome == .gap {
                 requestSnapshot(of: name)
                 changed = true

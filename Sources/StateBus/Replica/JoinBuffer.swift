@@ -1,8 +1,12 @@
-/// The publications a replica receives while it joins (before its snapshot is applied), kept
-/// as received and bounded in bytes (``ReplicaLimits/maxJoinBufferBytes``).
-struct JoinBuffer {
+/// What a follower of a host receives while it joins (before its snapshot is complete), kept
+/// in order and bounded in bytes: a view's raw publications (``ReplicaLimits/maxJoinBufferBytes``)
+/// and a relay copy's decoded runs (``RelayConfiguration/maxBufferedUpdateBytes``) alike.
+///
+/// Past the bound it drops everything it holds: what was dropped may be newer than the
+/// snapshot under way, so the join must start again from a new snapshot.
+struct JoinBuffer<Element> {
     let maxBytes: Int
-    private(set) var publications: [[UInt8]] = []
+    private(set) var elements: [Element] = []
     /// Their encoded size.
     private(set) var bytes = 0
 
@@ -10,29 +14,37 @@ struct JoinBuffer {
         self.maxBytes = maxBytes
     }
 
-    /// Keeps one publication.
-    /// - Returns: `false` when that passed the bound: the buffer is then empty, and the
-    ///   join must start again from a new snapshot (what was dropped may be newer than the
-    ///   snapshot under way).
-    mutating func append(_ publication: [UInt8]) -> Bool {
-        bytes += publication.count
+    /// Keeps one element, of `size` encoded bytes.
+    /// - Returns: `false` when that passed the bound: the buffer is then empty, and the join
+    ///   must start again from a new snapshot.
+    mutating func append(_ element: Element, size: Int) -> Bool {
+        bytes += size
         guard bytes <= maxBytes else {
             reset()
             return false
         }
-        publications.append(publication)
+        elements.append(element)
         return true
     }
 
-    /// Empties the buffer, keeping `publication` when given.
-    mutating func reset(keeping publication: [UInt8]? = nil) {
-        publications = publication.map { [$0] } ?? []
-        bytes = publication?.count ?? 0
+    /// Empties the buffer, keeping `element` (of `size` bytes) when given.
+    mutating func reset(keeping element: Element? = nil, size: Int = 0) {
+        elements = element.map { [$0] } ?? []
+        bytes = element == nil ? 0 : size
     }
 
-    /// Takes every publication and empties the buffer.
-    mutating func take() -> [[UInt8]] {
+    /// Takes every element and empties the buffer.
+    mutating func take() -> [Element] {
         defer { reset() }
-        return publications
+        return elements
     }
+}
+
+extension JoinBuffer where Element == [UInt8] {
+    /// Keeps one publication, as received.
+    mutating func append(_ publication: [UInt8]) -> Bool { append(publication, size: publication.count) }
+
+    /// Empties the buffer, keeping `publication` when given (the one that revealed a gap:
+    /// its newer batches apply after the snapshot).
+    mutating func reset(keeping publication: [UInt8]?) { reset(keeping: publication, size: publication?.count ?? 0) }
 }

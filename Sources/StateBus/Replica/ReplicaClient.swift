@@ -45,7 +45,7 @@ final class ReplicaClient {
     private var helloRequestID: UInt64 = 0
     var snapshotRequestID: UInt64 = 0
     private var nextRequestID: UInt64 = 1
-    var buffered: JoinBuffer
+    var buffered: JoinBuffer<[UInt8]>
     /// The snapshot being received, filled part by part straight into the arrays the state
     /// then takes (a large snapshot is held once, never as messages or dictionaries).
     var incoming = IncomingSnapshot()
