@@ -189,7 +189,11 @@ struct WritePathTests {
     func backPressure() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        let replica = try await Self.replica(of: host, ReplicaConfiguration(maxQueuedWrites: 3))
+        // Writes that never time out here: a test thread held up past a 30 s writeTimeout on
+        // a loaded machine saw the queued writes expire, which made room the test did not
+        // expect and failed them.
+        let replica = try await Self.replica(
+            of: host, ReplicaConfiguration(missedHeartbeatsBeforeStale: 60, writeTimeout: .seconds(600), maxQueuedWrites: 3))
         defer { replica.close() }
         let resume = await host.pauseLoopForTesting()
         let first = (1...3).map { replica.write("counter", to: .int(Int64($0))) }
