@@ -195,7 +195,7 @@ final class RelayServer {
             if let keyName { clients.noteKeyName(keyName, of: identity) }
             handle(request, from: requester, deadline: .now + configuration.parkedRequestTimeout)
         case .refused(let refusal):
-            counters.badMessages.add(1, ordering: .relaxed)
+            (refusal.isForbidden ? counters.forbiddenRequests : counters.badMessages).add(1, ordering: .relaxed)
             switch refusal.answer {
             case .call(let callID): answerCall(callID, error: refusal.error, to: refusal.requester)
             case .write(let writeID): answerWrite(writeID, refusal: refusal.error, to: refusal.requester)

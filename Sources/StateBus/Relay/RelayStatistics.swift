@@ -16,18 +16,20 @@ public struct RelayStatistics: Sendable, Equatable, CustomStringConvertible {
     public var upstreamSnapshots: Int
     /// Times the relay joined its upstream again (a new epoch, silence, a lost connection).
     public var upstreamReconnects: Int
-    /// Requests from views that could not be read or were refused.
+    /// Requests from views that could not be read or were refused for their form.
     public var badMessages: Int
     /// Hellos and snapshot requests answered with an error after waiting past their bound.
     public var expiredRequests: Int
     /// Action calls forwarded upstream.
     public var forwardedCalls: Int = 0
+    /// Requests refused because the view's key may not make them (a relay with keys).
+    public var forbiddenRequests: Int = 0
 
     /// One line, for logs.
     public var description: String {
         "relayed \(relayedPublications) publications, forwarded \(forwardedWrites) writes (\(answeredWrites) answered, \(expiredWrites) expired) and \(forwardedCalls) calls, "
             + "served \(servedSnapshots) snapshots, took \(upstreamSnapshots) from upstream, reconnected upstream \(upstreamReconnects) times, "
-            + "\(badMessages) bad messages, \(expiredRequests) expired requests"
+            + "\(badMessages) bad messages, \(forbiddenRequests) forbidden requests, \(expiredRequests) expired requests"
     }
 }
 
@@ -41,6 +43,7 @@ final class RelayCounters: Sendable {
     let upstreamSnapshots = MetricCounter("statebus_relay_upstream_snapshots_total")
     let upstreamReconnects = MetricCounter("statebus_relay_upstream_reconnects_total")
     let badMessages = MetricCounter("statebus_relay_bad_messages_total")
+    let forbiddenRequests = MetricCounter("statebus_relay_forbidden_requests_total")
     let expiredRequests = MetricCounter("statebus_relay_expired_requests_total")
     let forwardedCalls = MetricCounter("statebus_relay_forwarded_calls_total")
     /// Message bodies libzmq refused after taking their first frame (it should not): lost,
@@ -76,6 +79,7 @@ final class RelayCounters: Sendable {
             upstreamReconnects: upstreamReconnects.load(ordering: .relaxed),
             badMessages: badMessages.load(ordering: .relaxed),
             expiredRequests: expiredRequests.load(ordering: .relaxed),
-            forwardedCalls: forwardedCalls.load(ordering: .relaxed))
+            forwardedCalls: forwardedCalls.load(ordering: .relaxed),
+            forbiddenRequests: forbiddenRequests.load(ordering: .relaxed))
     }
 }
