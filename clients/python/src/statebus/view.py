@@ -1,0 +1,1067 @@
+"""The view: a replica of one host object, kept live over ZeroMQ by an asyncio task.
+
+``View`` is the I/O shell around :class:`~statebus.replica.ReplicaState`: it owns one DEALER
+(control) and one SUB (updates) socket, runs the join of PROTOCOL.md section 5 (17.3 in
+version 2), follows the host's batches in order, resynchronises on a gap, joins again on a
+new epoch or silence, and sends writes and calls. Everything runs on the event loop that
+made the view; no method is thread-safe (see :mod:`statebus.sync` for other threads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import copy
+import enum
+import logging
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Iterable
+
+import zmq
+import zmq.asyncio
+from google.protobuf.message import DecodeError
+
+from ._wire import pb
+from .codec import (
+    Batch,
+    EpochChanged,
+    Schema,
+    SnapshotAssembler,
+    Unreadable,
+    batches_from_run,
+    batches_from_updates,
+    change_to_wire,
+    schemas_from_welcome,
+)
+from .errors import (
+    ClosedError,
+    InterruptedCallError,
+    ReadOnlyError,
+    StateBusError,
+    StateBusTimeoutError,
+    TooLargeError,
+    TypeMismatchError,
+    UnknownActionError,
+    UnknownObjectError,
+    UnknownPropertyError,
+    error_from_wire,
+)
+from .keys import Keys
+from .replica import BatchResult, Outcome, ReplicaState, WriteStatus
+from .values import Change, Id, Operation, Step, check_value, from_wire, path_text, to_wire
+
+__all__ = ["View", "ConnectionState", "Changed", "Subscription", "default_timeout"]
+
+_REQUEST_TIMEOUT = 2.0  # no welcome, join marker or snapshot in time: ask again (section 7)
+_PING_AFTER = 2.0  # keep the view id bound (section 8, "Identity")
+_TICK = 0.1  # the timers' resolution
+_MAX_INCOMING = 64 * 1024 * 1024
+_MAX_BUFFERED_BATCHES = 1_000_000
+
+
+def default_timeout() -> float:
+    """``STATEBUS_TIMEOUT`` from the environment (seconds), else 10: the rule every
+    ``statebus`` command follows for its waits."""
+    try:
+        return float(os.environ.get("STATEBUS_TIMEOUT", "10"))
+    except ValueError:
+        return 10.0
+
+
+class ConnectionState(enum.Enum):
+    """Where a view is, as the Swift replica names it."""
+
+    CONNECTING = "connecting"  # no state yet: saying hello, waiting for the join marker
+    SYNCING = "syncing"  # taking a snapshot (first join, or a resync after a gap)
+    LIVE = "live"  # following the host's updates
+    STALE = "stale"  # joining again (new epoch, silence, lost connection): the last state stays shown
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True)
+class Changed:
+    """What a view's observers are told: shown values that changed, or a new state.
+
+    Attributes:
+        values: each property whose shown value changed, with its new value (empty when
+            only ``state`` changed).
+        state: the view's connection state after the change.
+        sequence: the host sequence the confirmed state reflects.
+    """
+
+    values: dict[str, Any]
+    state: ConnectionState
+    sequence: int
+
+
+class Subscription:
+    """A registered callback; :meth:`cancel` removes it."""
+
+    def __init__(self, view: "View", callback: Callable[[Changed], None]) -> None:
+        self._view, self.callback = view, callback
+
+    def cancel(self) -> None:
+        """Stops calling the callback."""
+        if self in self._view._callbacks:
+            self._view._callbacks.remove(self)
+
+
+@dataclass
+class _Call:
+    future: "asyncio.Future[Any]"
+    request: "pb.CallRequest"
+    after_write: int  # sent only once every write made before it was sent
+    deadline: float
+    sent: bool = False
+    waiting_sequence: int | None = None
+    result: Any = None
+
+
+@dataclass
+class _Request:
+    """An outstanding hello or snapshot request."""
+
+    ids: set[int] = field(default_factory=set)
+    deadline: float = 0.0
+
+
+class View:
+    """A live replica of one object of a StateBus host.
+
+    Make one with :func:`statebus.connect` (``async with statebus.connect(...) as view``).
+    Properties read as attributes (``view.username``) or items (``view["username"]``): the
+    host-confirmed value with this view's pending writes on top. Writes (:meth:`set`,
+    :meth:`write`, ...) show at once and return a future that resolves with the host's
+    sequence once the host accepted the write and this view holds it, or raises the host's
+    refusal (a :class:`~statebus.StateBusError` subclass) after rolling the write back.
+
+    Not thread-safe: use it from the event loop that made it (or use
+    :func:`statebus.connect_sync`).
+    """
+
+    def __init__(
+        self,
+        control: str,
+        object: str,
+        *,
+        protocol_version: int = 2,
+        view_id: str | None = None,
+        node_name: str = "python",
+        keys: Keys | None = None,
+        confirms_by_echo: bool = False,
+        write_timeout: float = 30.0,
+        max_writes_in_flight: int = 1000,
+        context: zmq.Context | None = None,  # type: ignore[type-arg]
+        logger: logging.Logger | None = None,
+    ) -> None:
+        if protocol_version not in (1, 2):
+            raise ValueError(f"protocol_version is 1 or 2, got {protocol_version!r}")
+        if not isinstance(control, str) or "://" not in control:
+            raise ValueError(f"control must be an endpoint such as ipc:///run/user/1000/statebus/statebus.control, got {control!r}")
+        if not isinstance(object, str) or not object or "\0" in object:
+            raise ValueError(f"object must be a non-empty name without NUL, got {object!r}")
+        view_id = view_id or str(uuid.uuid4()).upper()
+        if "\0" in view_id or len(view_id.encode()) > 252:
+            raise ValueError("a view id has no NUL and at most 252 bytes of UTF-8")
+        if write_timeout <= 0 or max_writes_in_flight < 1:
+            raise ValueError("write_timeout must be positive and max_writes_in_flight at least 1")
+        self.control_endpoint = control
+        self.object = object
+        self.protocol_version = protocol_version
+        self.view_id = view_id
+        self.node_name = node_name
+        self.write_timeout = write_timeout
+        self.max_writes_in_flight = max_writes_in_flight
+        self._keys = keys
+        self._asks_echo = confirms_by_echo
+        self._context = context or zmq.Context.instance()
+        self._log = logger or logging.getLogger("statebus")
+
+        self._state = ReplicaState(view_id)
+        self._schema: Schema | None = None
+        self._schema_hash = 0
+        self._welcome: pb.Welcome | None = None
+        self._epoch = 0  # the welcome's
+        self._echo_granted = False
+        self._max_message_bytes = 4 * 1024 * 1024
+        self._session_token = b""
+
+        self._control: zmq.Socket | None = None  # type: ignore[type-arg]
+        self._sub: zmq.Socket | None = None  # type: ignore[type-arg]
+        self._poller: zmq.asyncio.Poller | None = None
+        self._phase = "hello"  # hello, marker, snapshot, live, closed
+        self._hello = _Request()
+        self._hello_schema_hash = 0
+        self._snapshot = _Request()
+        self._assembler: SnapshotAssembler | None = None
+        self._marker_deadline = 0.0
+        self._buffer: list[Batch] = []
+        self._last_heard = 0.0
+        self._last_sent = 0.0
+        self._silence_factor = 1
+        self._live_since = 0.0
+        self._retry_hello_at: float | None = None
+
+        self._next_request_id = 1
+        self._next_write_id = int(time.time() * 1000) << 20
+        self._next_call_id = 1
+        self._write_futures: dict[int, asyncio.Future[int]] = {}
+        self._write_deadlines: dict[int, float] = {}
+        self._write_requests: dict[int, pb.WriteRequest] = {}
+        self._calls: dict[int, _Call] = {}
+        self._last_write_id = 0
+
+        self._callbacks: list[Subscription] = []
+        self._queues: list[collections.deque[Changed]] = []
+        self._queue_events: list[asyncio.Event] = []
+        self._shown_snapshot: dict[str, Any] = {}
+        self._reported_state = ConnectionState.CONNECTING
+        self._been_live = False
+        self._rejoining = False
+        self._ready: asyncio.Future[None] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.last_error: StateBusError | None = None
+        """The last error a hello or snapshot request got (the view keeps retrying)."""
+        self.rejoins = 0
+        """How many times the view joined again (new epoch, silence, a lost connection)."""
+        self.resyncs = 0
+        """How many times the view took a new snapshot after a gap."""
+
+    # ===================================================================== life cycle
+
+    async def start(self, timeout: float | None = None) -> "View":
+        """Joins the host and waits until the replica is live.
+
+        Args:
+            timeout: seconds to wait (default: ``STATEBUS_TIMEOUT`` or 10).
+        Raises:
+            StateBusTimeoutError: not live in time (the view is closed).
+            StateBusError: the host refused the hello (say :class:`UnknownObjectError`,
+                :class:`ForbiddenError`); the view is closed.
+        """
+        if self._task is not None:
+            raise RuntimeError("the view is started already")
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        self._task = loop.create_task(self._run(), name=f"statebus view {self.object}")
+        wait = default_timeout() if timeout is None else timeout
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), wait)
+        except asyncio.TimeoutError:
+            error = self.last_error
+            await self.close()
+            raise StateBusTimeoutError(
+                f"no live replica of {self.object!r} from {self.control_endpoint} within {wait:g} s"
+                + (f"; the host said: {error.message}" if error else " (is the host running? STATEBUS_TIMEOUT sets the wait)"),
+                object=self.object,
+            ) from None
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def close(self) -> None:
+        """Says goodbye, closes the sockets and fails what is unfinished with
+        :class:`ClosedError` (pending writes roll back). Idempotent."""
+        if self._phase == "closed":
+            return
+        task, self._task = self._task, None
+        self._phase = "closed"
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - closing: nothing to report
+                pass
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        self._phase = "closed"
+        if self._control is not None and self._welcome is not None:
+            try:
+                self._control.setsockopt(zmq.LINGER, 200)
+                self._try_send(pb.Request(goodbye=pb.Goodbye(view_id=self.view_id)))
+            except zmq.ZMQError:
+                pass
+        self._close_sockets()
+        closed = ClosedError("the view was closed", object=self.object)
+        for write_id in list(self._write_futures):
+            self._apply(self._state.drop(write_id, closed))
+        for call_id, call in list(self._calls.items()):
+            if not call.future.done():
+                call.future.set_exception(closed)
+        self._calls.clear()
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(closed)
+        self._report_state()
+        for event in self._queue_events:
+            event.set()
+
+    async def __aenter__(self) -> "View":
+        if self._task is None:
+            await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ===================================================================== reading
+
+    @property
+    def schema(self) -> Schema:
+        """The object's schema from the host's welcome."""
+        assert self._schema is not None, "the view has not joined yet"
+        return self._schema
+
+    @property
+    def state(self) -> ConnectionState:
+        """connecting, syncing, live, stale or closed."""
+        if self._phase == "closed":
+            return ConnectionState.CLOSED
+        if self._phase == "live":
+            return ConnectionState.LIVE
+        if self._rejoining:
+            return ConnectionState.STALE
+        return ConnectionState.SYNCING if self._phase == "snapshot" else ConnectionState.CONNECTING
+
+    @property
+    def stale(self) -> bool:
+        """True while the view joins its host again (new epoch, silence, a lost
+        connection): the values shown are the last ones it had, possibly out of date."""
+        return self.state is ConnectionState.STALE
+
+    @property
+    def live(self) -> bool:
+        """True while the view follows its host's updates."""
+        return self._phase == "live"
+
+    @property
+    def epoch(self) -> int:
+        """The epoch of the host the confirmed state comes from."""
+        return self._state.epoch
+
+    @property
+    def sequence(self) -> int:
+        """The host sequence the confirmed state reflects."""
+        return self._state.sequence
+
+    @property
+    def pending_writes(self) -> int:
+        """Writes shown but not yet settled."""
+        return len(self._state.pending)
+
+    def values(self) -> dict[str, Any]:
+        """Every property's shown value (a copy)."""
+        return copy.deepcopy(self._shown_snapshot)
+
+    def confirmed(self, name: str) -> Any:
+        """A property's host-confirmed value, without this view's pending writes."""
+        self._property(name)
+        return copy.deepcopy(self._state.confirmed.get(name))
+
+    def version(self, name: str) -> int:
+        """A property's version: the sequence of the batch that last changed it (0: not
+        changed this epoch). The version compare-and-set compares with."""
+        self._property(name)
+        return self._state.versions.get(name, 0)
+
+    def __getitem__(self, name: str) -> Any:
+        self._property(name)
+        return copy.deepcopy(self._shown_snapshot.get(name))
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names that are not attributes of the view itself.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        schema = self.__dict__.get("_schema")
+        if schema is None or schema.property(name) is None:
+            raise UnknownPropertyError(
+                f"{self.__dict__.get('object')!r} has no property {name!r}"
+                + (f"; it has {', '.join(schema.names)}" if schema else ""),
+                object=self.__dict__.get("object", ""),
+                property=name,
+            )
+        return copy.deepcopy(self.__dict__["_shown_snapshot"].get(name))
+
+    def __dir__(self) -> Iterable[str]:
+        return list(super().__dir__()) + (self._schema.names if self._schema else [])
+
+    def __repr__(self) -> str:
+        return f"<statebus.View {self.object} {self.state.value} seq={self.sequence} {self._shown_snapshot!r}>"
+
+    # ===================================================================== observing
+
+    def on_change(self, callback: Callable[[Changed], None]) -> Subscription:
+        """Calls ``callback`` (on the view's event loop) after every change of the shown
+        values or of the connection state. Returns a handle whose ``cancel()`` stops it."""
+        subscription = Subscription(self, callback)
+        self._callbacks.append(subscription)
+        return subscription
+
+    async def changes(self) -> AsyncIterator[Changed]:
+        """Every change of the shown values or of the connection state, in order, until
+        the view closes. A consumer that falls more than 1,000 changes behind gets the
+        newer ones merged into the last (nothing is lost: each value is the latest)."""
+        queue: collections.deque[Changed] = collections.deque()
+        event = asyncio.Event()
+        self._queues.append(queue)
+        self._queue_events.append(event)
+        try:
+            while True:
+                while queue:
+                    yield queue.popleft()
+                if self._phase == "closed":
+                    return
+                event.clear()
+                await event.wait()
+        finally:
+            self._queues.remove(queue)
+            self._queue_events.remove(event)
+
+    async def wait_for(self, predicate: Callable[["View"], bool], timeout: float | None = None) -> None:
+        """Waits until ``predicate(view)`` holds, checking after every change.
+
+        Raises:
+            StateBusTimeoutError: it did not hold within ``timeout`` seconds (default:
+                ``STATEBUS_TIMEOUT`` or 10).
+        """
+        wait = default_timeout() if timeout is None else timeout
+        if predicate(self):
+            return
+        ready = asyncio.Event()
+        subscription = self.on_change(lambda _: ready.set() if predicate(self) else None)
+        try:
+            await asyncio.wait_for(ready.wait(), wait)
+        except asyncio.TimeoutError:
+            raise StateBusTimeoutError(f"the condition did not hold within {wait:g} s; the view shows {self!r}", object=self.object) from None
+        finally:
+            subscription.cancel()
+
+    def _notify(self, values: dict[str, Any]) -> None:
+        if values:
+            self._shown_snapshot = {**self._shown_snapshot, **copy.deepcopy(values)}
+        state = self.state
+        if not values and state is self._reported_state:
+            return
+        self._reported_state = state
+        change = Changed(copy.deepcopy(values), state, self._state.sequence)
+        for subscription in list(self._callbacks):
+            try:
+                subscription.callback(change)
+            except Exception:  # noqa: BLE001 - an observer's fault is not the view's
+                self._log.exception("statebus: a change callback raised")
+        for queue, event in zip(self._queues, self._queue_events):
+            if len(queue) >= 1000:
+                last = queue.pop()
+                change = Changed({**last.values, **change.values}, change.state, change.sequence)
+            queue.append(change)
+            event.set()
+
+    def _report_state(self) -> None:
+        self._notify({})
+
+    # ===================================================================== writing
+
+    def set(self, **values: Any) -> "asyncio.Future[int]":
+        """Writes whole properties: ``view.set(username="bea", email="b@x.org")``. Several
+        properties make one atomic write. Shown at once.
+
+        Returns:
+            a future: the sequence the host applied the write at, once this view holds it.
+        Raises (at once, nothing sent):
+            UnknownPropertyError, ReadOnlyError, TypeMismatchError: a property or value the
+                host would refuse for certain.
+            TypeError, ValueError: a value that cannot travel (a set, an int beyond 64 bits).
+        The future raises the host's refusal (the write rolled back),
+        :class:`StateBusTimeoutError` after ``write_timeout``, or :class:`ClosedError`.
+        """
+        if not values:
+            raise ValueError("set() needs at least one property=value")
+        return self.write(*(Change.set(name, value) for name, value in values.items()))
+
+    def set_at(self, property: str, *path: Step, value: Any, expected_version: int | None = None) -> "asyncio.Future[int]":
+        """Writes the part of a property at ``path``: ``view.set_at("user", "email",
+        value="b@x.org")``, ``view.set_at("todos", statebus.Id("t2"), "done", value=True)``.
+        Another view's edit of a sibling field survives. See :meth:`set` for the rest."""
+        if not path:
+            raise ValueError("set_at() needs a path; use set() for the whole property")
+        return self.write(Change.set(property, value, *path, expected_version=expected_version))
+
+    def compare_and_set(self, property: str, value: Any, *, version: int) -> "asyncio.Future[int]":
+        """Writes ``value`` only if the property's version is still ``version`` (from
+        :meth:`version`); else the future raises :class:`VersionConflictError`."""
+        return self.write(Change.set(property, value, expected_version=version))
+
+    def insert(self, property: str, element: Any, *path: Step, position: int | None = None) -> "asyncio.Future[int]":
+        """Inserts ``element`` into the list at ``path`` (none: the property itself), at
+        ``position`` (default: the end). In a keyed collection its ``"id"`` must be new."""
+        return self.write(Change.insert(property, element, *path, position=position))
+
+    def remove(self, property: str, *path: Step) -> "asyncio.Future[int]":
+        """Removes the element at ``path``: ``view.remove("todos", statebus.Id("t2"))``."""
+        if not path:
+            raise ValueError("remove() needs the element's path, such as statebus.Id('t2') or an index")
+        return self.write(Change.remove(property, *path))
+
+    def move(self, property: str, *path: Step, position: int) -> "asyncio.Future[int]":
+        """Moves the element at ``path`` to index ``position`` (past the end: the end)."""
+        if not path:
+            raise ValueError("move() needs the element's path, such as statebus.Id('t2') or an index")
+        return self.write(Change.move(property, *path, position=position))
+
+    def write(self, *changes: Change) -> "asyncio.Future[int]":
+        """Writes any changes (:class:`statebus.Change`) as one atomic write: all apply at
+        one sequence or none does. The other write methods are shorthands of this one."""
+        if self._phase == "closed":
+            raise ClosedError("the view is closed", object=self.object)
+        if not changes:
+            raise ValueError("a write needs at least one change")
+        for change in changes:
+            self._check_change(change)
+        write_id = self._next_write_id
+        request = pb.WriteRequest(object=self.object, write_id=write_id, view_id=self.view_id,
+                                  changes=[change_to_wire(c) for c in changes])
+        size = pb.Request(protocol_version=self.protocol_version, request_id=2**63, write=request).ByteSize()
+        if size > self._max_message_bytes:
+            raise TooLargeError(
+                f"the write is {size} bytes; the host takes requests up to {self._max_message_bytes}: split it",
+                object=self.object,
+            )
+        self._next_write_id += 1
+        self._last_write_id = write_id
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._write_futures[write_id] = future
+        self._write_requests[write_id] = request
+        self._write_deadlines[write_id] = time.monotonic() + self.write_timeout
+        self._apply(self._state.add_write(write_id, changes))
+        self._flush()
+        return future
+
+    def _property(self, name: str) -> Any:
+        if self._schema is None:
+            raise StateBusError("the view has not joined yet", object=self.object)
+        prop = self._schema.property(name)
+        if prop is None:
+            raise UnknownPropertyError(
+                f"{self.object!r} has no property {name!r}; it has {', '.join(self._schema.names) or 'none'}",
+                object=self.object, property=name,
+            )
+        return prop
+
+    def _check_change(self, change: Change) -> None:
+        if not isinstance(change, Change):
+            raise TypeError(f"write() takes statebus.Change values, got {type(change).__name__}")
+        prop = self._property(change.property)
+        where = path_text(change.property, change.path)
+        if not prop.writable:
+            raise ReadOnlyError(f"{self.object}.{change.property} is the host's alone: views may read it, not write it",
+                                object=self.object, property=change.property)
+        check_value(change.value, where)
+        for step in change.path:
+            if isinstance(step, bool) or not isinstance(step, (str, int, Id)):
+                raise TypeError(f"{where}: a path step is a str (map key), an int (list index) or statebus.Id, got {step!r}")
+            if isinstance(step, int) and step < 0:
+                raise ValueError(f"{where}: a list index is 0 or more, got {step}")
+        if change.operation is Operation.REPLACE and not change.path:
+            problem = prop.check(change.value)
+            if problem:
+                raise TypeMismatchError(problem, object=self.object, property=change.property)
+        if change.expected_version is not None and not 0 <= change.expected_version < 2**64:
+            raise ValueError(f"{where}: expected_version is a sequence number, 0 or more")
+        if change.position < 0:
+            raise ValueError(f"{where}: position is 0 or more, got {change.position}")
+
+    # ===================================================================== actions
+
+    def call(self, action: str, *arguments: Any, timeout: float | None = None) -> "asyncio.Future[Any]":
+        """Calls one of the object's actions on the host (``await todo.call("clearCompleted")``).
+
+        It is sent after every write made before it, and its future resolves with the
+        action's result once this view holds every change the action made.
+
+        Raises (at once): :class:`UnknownActionError` for an action the welcome does not
+        list or the wrong number of arguments; ``TypeError`` for an argument that cannot
+        travel. The future raises :class:`ActionFailedError` (the action threw),
+        :class:`OverloadedError`, :class:`InterruptedCallError` (the connection was
+        replaced: it may have run), :class:`StateBusTimeoutError` (default: 30 s).
+        """
+        if self._phase == "closed":
+            raise ClosedError("the view is closed", object=self.object)
+        schema = self.schema
+        spec = schema.actions.get(action)
+        if spec is None:
+            raise UnknownActionError(
+                f"{self.object!r} has no action {action!r}; it has {', '.join(schema.actions) or 'none'}", object=self.object
+            )
+        if len(arguments) != len(spec.parameters):
+            raise UnknownActionError(
+                f"{action} takes {len(spec.parameters)} argument(s) ({', '.join(p or '_' for p in spec.parameters)}), got {len(arguments)}",
+                object=self.object,
+            )
+        for argument in arguments:
+            check_value(argument, f"an argument of {action}")
+        call_id = self._next_call_id
+        self._next_call_id += 1
+        request = pb.CallRequest(object=self.object, action=action, view_id=self.view_id, call_id=call_id,
+                                 arguments=[to_wire(a) for a in arguments])
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        deadline = time.monotonic() + (self.write_timeout if timeout is None else timeout)
+        self._calls[call_id] = _Call(future, request, self._last_write_id, deadline)
+        self._flush()
+        return future
+
+    # ===================================================================== the loop
+
+    async def _run(self) -> None:
+        try:
+            self._join_again(first=True)
+            while self._phase != "closed":
+                if self._poller is None:
+                    self._poller = zmq.asyncio.Poller()
+                    for socket in (self._control, self._sub):
+                        if socket is not None:
+                            self._poller.register(socket, zmq.POLLIN)
+                events = await self._poller.poll(int(_TICK * 1000))
+                ready = {socket for socket, _ in events}
+                if self._control in ready:
+                    self._drain_control()
+                if self._sub is not None and self._sub in ready:
+                    self._drain_sub()
+                self._timers(time.monotonic())
+                self._flush()
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # noqa: BLE001 - a bug must not leave callers waiting forever
+            self._log.exception("statebus: the view's loop failed")
+            if self._ready is not None and not self._ready.done():
+                self._ready.set_exception(error)
+            self._shutdown()
+
+    def _try_send(self, request: "pb.Request") -> int:
+        """Sends a request that is asked again when lost (hello, snapshot, ping); returns
+        its request id, or 0 when the socket would not take it (its timer asks again)."""
+        try:
+            return self._send(request)
+        except zmq.Again:
+            return 0
+
+    def _send(self, request: "pb.Request") -> int:
+        """Sends a request on the control socket; returns its request id.
+        Raises ``zmq.Again`` when the socket will not take it now."""
+        assert self._control is not None
+        request.protocol_version = self.protocol_version
+        request.request_id = self._next_request_id
+        self._next_request_id += 1
+        self._control.send(request.SerializeToString(), zmq.NOBLOCK)
+        self._last_sent = time.monotonic()
+        return request.request_id
+
+    def _socket(self, kind: int) -> zmq.Socket:  # type: ignore[type-arg]
+        socket = self._context.socket(kind)
+        socket.setsockopt(zmq.LINGER, 0)
+        socket.setsockopt(zmq.MAXMSGSIZE, _MAX_INCOMING)
+        if self._keys is not None:
+            self._keys.apply(socket)
+        return socket
+
+    def _close_sockets(self) -> None:
+        for socket in (self._control, self._sub):
+            if socket is not None:
+                socket.close()
+        self._control = self._sub = None
+        self._poller = None
+
+    def _join_again(self, first: bool = False, reason: str = "") -> None:
+        """Re-join (section 6): both sockets anew, then hello. The last state stays shown."""
+        self._rejoining = self._been_live
+        if not first:
+            self.rejoins += 1
+            self._log.info("statebus: %s joins %s again: %s", self.object, self.control_endpoint, reason)
+        self._close_sockets()
+        self._buffer.clear()
+        self._assembler = None
+        self._state.resend_unanswered()
+        for call in list(self._calls.values()):
+            if call.sent and call.waiting_sequence is None and not call.future.done():
+                call.future.set_exception(InterruptedCallError(
+                    "the connection was replaced while the call was in flight: it may or may not have run",
+                    object=self.object))
+        self._calls = {k: c for k, c in self._calls.items() if not c.future.done()}
+        control = self._socket(zmq.DEALER)
+        control.setsockopt(zmq.RECONNECT_IVL, 100)
+        control.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
+        control.setsockopt(zmq.SNDHWM, self.max_writes_in_flight + 1000)
+        control.connect(self.control_endpoint)
+        self._control = control
+        self._phase = "hello"
+        self._hello = _Request()
+        self._retry_hello_at = None
+        self._say_hello(self._schema_hash)
+        self._report_state()
+
+    def _say_hello(self, schema_hash: int) -> None:
+        hello = pb.Hello(view_id=self.view_id, node_name=self.node_name, objects=[self.object],
+                         session_token=self._session_token, confirms_by_echo=self._asks_echo)
+        if self.protocol_version >= 2:
+            hello.schema_hash = schema_hash
+        self._hello_schema_hash = schema_hash
+        self._hello.ids.add(self._try_send(pb.Request(hello=hello)))
+        self._hello.ids.discard(0)
+        self._hello.deadline = time.monotonic() + _REQUEST_TIMEOUT
+
+    def _timers(self, now: float) -> None:
+        if self._phase == "hello":
+            if self._retry_hello_at is not None and now >= self._retry_hello_at:
+                self._join_again(reason="retrying after the host's refusal")
+            elif self._retry_hello_at is None and now >= self._hello.deadline:
+                self._say_hello(self._schema_hash)  # again on the same connection (section 7)
+        elif self._phase == "marker" and now >= self._marker_deadline:
+            self._join_again(reason="no join marker within 2 s")
+        elif self._phase == "snapshot" and now >= self._snapshot.deadline:
+            self._request_snapshot()
+        interval = (self._welcome.heartbeat_interval_ms / 1000) if self._welcome else 0
+        if interval and self._phase in ("marker", "live") and now - self._last_heard > 3 * interval * self._silence_factor:
+            self._silence_factor = min(self._silence_factor * 2, 8)
+            self._join_again(reason=f"nothing heard for {now - self._last_heard:.1f} s")
+        if self._phase == "live":
+            if interval and now - self._live_since > 3 * interval * self._silence_factor:
+                self._silence_factor = 1
+            if now - self._last_sent > _PING_AFTER:
+                self._try_send(pb.Request(ping=pb.Ping()))
+        for write_id, deadline in list(self._write_deadlines.items()):
+            if now >= deadline:
+                self._apply(self._state.drop(write_id, StateBusTimeoutError(
+                    f"no answer to the write within {self.write_timeout:g} s: rolled back; its outcome is unknown",
+                    object=self.object)))
+        for call_id, call in list(self._calls.items()):
+            if now >= call.deadline and not call.future.done():
+                call.future.set_exception(StateBusTimeoutError(
+                    f"no answer to the call of {call.request.action} in time; it may or may not have run", object=self.object))
+                del self._calls[call_id]
+
+    def _flush(self) -> None:
+        """Sends queued writes in order (at most ``max_writes_in_flight`` unanswered),
+        and calls whose earlier writes are all sent."""
+        if self._phase != "live" or self._control is None:
+            return
+        in_flight = self._state.in_flight()
+        first_unsent = None
+        for w in self._state.pending:
+            if w.status is not WriteStatus.QUEUED:
+                continue
+            if in_flight >= self.max_writes_in_flight:
+                first_unsent = w.write_id
+                break
+            try:
+                self._send(pb.Request(write=self._write_requests[w.write_id]))
+            except zmq.Again:
+                first_unsent = w.write_id
+                break
+            w.status, w.sent_epoch = WriteStatus.SENT, self._epoch
+            in_flight += 1
+        for call in self._calls.values():
+            if call.sent or (first_unsent is not None and call.after_write >= first_unsent):
+                continue
+            try:
+                self._send(pb.Request(call=call.request))
+            except zmq.Again:
+                return
+            call.sent = True
+
+    # ===================================================================== control replies
+
+    def _drain_control(self) -> None:
+        control = self._control
+        for _ in range(10_000):
+            if control is None or control is not self._control:
+                return
+            try:
+                frames = control.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            if len(frames) != 1:
+                continue
+            reply = pb.Reply()
+            try:
+                reply.ParseFromString(frames[0])
+            except DecodeError:
+                self._log.warning("statebus: an unreadable reply from %s, dropped", self.control_endpoint)
+                continue
+            self._on_reply(reply)
+
+    def _on_reply(self, reply: "pb.Reply") -> None:
+        body = reply.WhichOneof("body")
+        rid = reply.request_id
+        if body == "welcome" and self._phase == "hello" and rid in self._hello.ids:
+            self._on_welcome(reply.welcome)
+        elif body in ("snapshot_part", "snapshot_chunk") and self._phase == "snapshot" and rid in self._snapshot.ids:
+            self._on_snapshot_piece(reply)
+        elif body == "write_reply":
+            self._on_write_reply(reply.write_reply)
+        elif body == "call_reply":
+            self._on_call_reply(reply.call_reply)
+        elif body == "pong":
+            if self._welcome is not None and reply.pong.epoch and reply.pong.epoch != self._epoch:
+                self._join_again(reason="the host restarted (a pong of another epoch)")
+        elif body == "error":
+            error = error_from_wire(reply.error)
+            if rid in self._hello.ids and self._phase == "hello":
+                self._refused(error)
+            elif rid in self._snapshot.ids and self._phase == "snapshot":
+                self._refused(error)
+            else:
+                self._log.warning("statebus: the host answered request %d: %s", rid, error)
+
+    def _refused(self, error: StateBusError) -> None:
+        """The host refused the hello or the snapshot: on the first join that ends the
+        join; later the view records it and joins again every 2 s."""
+        self.last_error = error
+        if not self._been_live and self._ready is not None and not self._ready.done():
+            self._ready.set_exception(error)
+            return
+        self._log.warning("statebus: %s: %s; trying again in 2 s", self.object, error)
+        self._phase = "hello"
+        self._retry_hello_at = time.monotonic() + _REQUEST_TIMEOUT
+        self._report_state()
+
+    def _on_welcome(self, welcome: "pb.Welcome") -> None:
+        if self.protocol_version >= 2 and not welcome.objects and self._hello_schema_hash != 0:
+            if self._schema is None or welcome.schema_hash != self._schema_hash:
+                self._say_hello(0)  # the schema we hold is not the host's (17.2)
+                return
+            # else: the schema we hold is the host's, left out of the welcome
+        else:
+            schemas = schemas_from_welcome(welcome, self.protocol_version)
+            mine = next((s for s in schemas if s.object == self.object), None)
+            if mine is None:
+                self._schema, self._schema_hash = None, 0
+                self._refused(UnknownObjectError(
+                    f"the host {welcome.host_name or self.control_endpoint!r} does not serve {self.object!r}; it serves "
+                    f"{', '.join(s.object for s in schemas) or 'nothing'}", object=self.object))
+                return
+            if self._schema is not None and self._schema.names != mine.names:
+                self._log.info("statebus: %s's schema changed on the host", self.object)
+            self._schema = mine
+            self._schema_hash = welcome.schema_hash if self.protocol_version >= 2 else 0
+        self._welcome = welcome
+        self._epoch = welcome.epoch
+        self._session_token = welcome.session_token
+        self._echo_granted = welcome.confirms_by_echo
+        if welcome.max_message_bytes:
+            self._max_message_bytes = welcome.max_message_bytes
+        self._open_updates(welcome.updates_endpoint)
+
+    def _updates_endpoint(self, announced: str) -> str:
+        """Section 2's wildcard substitution for tcp."""
+        if announced.startswith("tcp://") and self.control_endpoint.startswith("tcp://"):
+            host, _, port = announced[len("tcp://"):].rpartition(":")
+            if host in ("*", "0.0.0.0", "[::]"):
+                control_host = self.control_endpoint[len("tcp://"):].rpartition(":")[0]
+                return f"tcp://{control_host}:{port}"
+        return announced
+
+    def _topic(self) -> bytes:
+        return (b"u2/" if self.protocol_version >= 2 else b"u/") + self.object.encode() + b"\0"
+
+    def _open_updates(self, announced: str) -> None:
+        if self._sub is not None:
+            self._sub.close()
+        sub = self._socket(zmq.SUB)
+        sub.setsockopt(zmq.RCVHWM, 100_000)
+        sub.connect(self._updates_endpoint(announced))
+        for topic in (self._topic(), b"hb\0", b"j/" + self.view_id.encode() + b"\0"):
+            sub.setsockopt(zmq.SUBSCRIBE, topic)  # the join topic last (section 5, step 3)
+        self._sub = sub
+        self._poller = None
+        self._buffer.clear()
+        self._phase = "marker"
+        now = time.monotonic()
+        self._marker_deadline = now + _REQUEST_TIMEOUT
+        self._last_heard = now
+        self._report_state()
+
+    def _request_snapshot(self) -> None:
+        assert self._schema is not None
+        self._phase = "snapshot"
+        self._snapshot = _Request()
+        self._snapshot.ids.add(self._try_send(pb.Request(snapshot=pb.SnapshotRequest(object=self.object))))
+        self._snapshot.ids.discard(0)
+        self._snapshot.deadline = time.monotonic() + _REQUEST_TIMEOUT
+        self._assembler = SnapshotAssembler(self._schema, self._epoch)
+        self._report_state()
+
+    def _on_snapshot_piece(self, reply: "pb.Reply") -> None:
+        assert self._assembler is not None and self._schema is not None
+        try:
+            if reply.HasField("snapshot_part"):
+                if reply.snapshot_part.object != self._schema.index:
+                    return
+                snapshot = self._assembler.add_part(reply.snapshot_part)
+            else:
+                if reply.snapshot_chunk.object != self.object:
+                    return
+                snapshot = self._assembler.add_chunk(reply.snapshot_chunk)
+        except EpochChanged:
+            self._join_again(reason="the snapshot is of another epoch: the host restarted")
+            return
+        except Unreadable as problem:
+            self._log.info("statebus: %s: %s; asking for the snapshot again", self.object, problem)
+            self._request_snapshot()
+            return
+        if snapshot is None:
+            return
+        outcome = self._state.apply_snapshot(snapshot)
+        self._phase = "live"  # before the buffered batches, so a gap among them resyncs
+        self._been_live = True
+        self._rejoining = False
+        self._live_since = time.monotonic()
+        self.last_error = None
+        buffered, self._buffer = self._buffer, []
+        self._apply(outcome)
+        self._apply_batches(buffered)
+        if self._phase == "live" and self._ready is not None and not self._ready.done():
+            self._ready.set_result(None)
+
+    def _on_write_reply(self, answer: "pb.WriteReply") -> None:
+        w = self._state.pending_write(answer.write_id)
+        if w is None or w.status is not WriteStatus.SENT:
+            return  # its echo came first, or a copy's answer
+        if answer.accepted:
+            self._apply(self._state.accepted(answer.write_id, answer.sequence))
+            return
+        error = error_from_wire(answer.rejection)
+        if answer.rejection.code in (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE):
+            # Not applied: say hello on a new connection and send it again (section 8).
+            self._join_again(reason=f"a write was refused {error.code_name}")
+            return
+        self._apply(self._state.refused(answer.write_id, error))
+
+    def _on_call_reply(self, answer: "pb.CallReply") -> None:
+        call = self._calls.get(answer.call_id)
+        if call is None or call.future.done():
+            return
+        if answer.ok:
+            call.result = from_wire(answer.result)
+            call.waiting_sequence = answer.sequence
+            self._settle_calls()
+            return
+        if answer.error.code in (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE):
+            call.sent = False  # it did not run: send it again once joined
+            self._join_again(reason=f"a call was refused {pb.ErrorCode.Name(answer.error.code)}")
+            return
+        del self._calls[answer.call_id]
+        call.future.set_exception(error_from_wire(answer.error))
+
+    def _settle_calls(self) -> None:
+        for call_id, call in list(self._calls.items()):
+            if call.waiting_sequence is not None and self._state.epoch == self._epoch and self._state.sequence >= call.waiting_sequence:
+                del self._calls[call_id]
+                if not call.future.done():
+                    call.future.set_result(call.result)
+
+    # ===================================================================== publications
+
+    def _drain_sub(self) -> None:
+        sub = self._sub
+        for _ in range(10_000):
+            if sub is None or sub is not self._sub:
+                return
+            try:
+                frames = sub.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                return
+            self._last_heard = time.monotonic()
+            if len(frames) != 2:
+                continue
+            publication = pb.Publication()
+            try:
+                publication.ParseFromString(frames[1])
+            except DecodeError:
+                if frames[0] == self._topic():
+                    self._lost("an unreadable publication")
+                continue
+            self._on_publication(frames[0], publication)
+
+    def _on_publication(self, topic: bytes, p: "pb.Publication") -> None:
+        if p.HasField("heartbeat"):
+            if p.heartbeat.epoch != self._epoch:
+                self._join_again(reason="the host restarted (a heartbeat of another epoch)")
+                return
+            if self._phase == "live":
+                for o in p.heartbeat.sequences:
+                    if o.object == self.object and o.sequence > self._state.sequence:
+                        self._lost(f"the heartbeat announces sequence {o.sequence}, the view holds {self._state.sequence}")
+                        return
+            return
+        if p.HasField("join_marker"):
+            if p.join_marker.view_id == self.view_id and self._phase == "marker":
+                if p.join_marker.epoch != self._epoch:
+                    self._join_again(reason="the join marker is of another epoch")
+                    return
+                assert self._sub is not None
+                self._sub.setsockopt(zmq.UNSUBSCRIBE, b"j/" + self.view_id.encode() + b"\0")
+                self._request_snapshot()
+            return
+        if topic != self._topic() or self._schema is None:
+            return
+        try:
+            if self.protocol_version >= 2:
+                if not p.HasField("run") or p.run.object != self._schema.index:
+                    return
+                batches = batches_from_run(p.run, self._schema.names)
+            else:
+                batches = batches_from_updates(p.updates, self.object)
+        except Unreadable as problem:
+            self._lost(f"an unreadable run ({problem})")
+            return
+        if self._phase in ("marker", "snapshot"):
+            self._buffer.extend(batches)
+            if len(self._buffer) > _MAX_BUFFERED_BATCHES:
+                self._lost("the join buffer is full")
+        elif self._phase == "live":
+            self._apply_batches(batches)
+
+    def _apply_batches(self, batches: list[Batch]) -> None:
+        if not batches:
+            return
+        result, remaining, outcome = self._state.apply_batches(batches)
+        self._apply(outcome)
+        self._settle_calls()
+        if result is BatchResult.NEW_EPOCH:
+            self._join_again(reason="the host restarted (a batch of another epoch)")
+        elif result is BatchResult.GAP:
+            self._lost(f"a gap: sequence {remaining[0].sequence} after {self._state.sequence}", keep=remaining)
+        elif result is BatchResult.UNREADABLE:
+            self._lost("a batch whose path does not lead into the value")
+
+    def _lost(self, reason: str, keep: list[Batch] | None = None) -> None:
+        """Resynchronise (section 6): a new snapshot on the same sockets, buffering from
+        ``keep`` on. Before the first snapshot, just ask again."""
+        if self._phase == "marker":
+            self._buffer.clear()
+            return
+        self.resyncs += 1
+        self._log.info("statebus: %s resynchronises: %s", self.object, reason)
+        self._buffer = list(keep or [])
+        if self._echo_granted:
+            self._state.resend_unanswered()  # a lost echo is the write's only answer
+        self._request_snapshot()
+
+    # ===================================================================== settling
+
+    def _apply(self, outcome: Outcome) -> None:
+        for write_id, result in outcome.settled:
+            self._write_deadlines.pop(write_id, None)
+            self._write_requests.pop(write_id, None)
+            future = self._write_futures.pop(write_id, None)
+            if future is None or future.done():
+                continue
+            if isinstance(result, BaseException):
+                future.set_exception(result)
+            else:
+                future.set_result(result)
+        self._notify(outcome.changed)
+

@@ -1,0 +1,177 @@
+"""A tiny in-process host speaking PROTOCOL.md, for testing the view's I/O shell without a
+Swift host: faults a real host does not make on demand (a lost run, a reply never sent, a
+new epoch on the same sockets) are one call here. The real-host tests are test_host_*.py.
+
+It serves one object of plain properties, in version 1 and 2, on ipc endpoints in a
+temporary folder, from a thread of its own; its methods are safe from the test's thread.
+"""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+import time
+from typing import Any, Callable
+
+import zmq
+
+from statebus._wire import pb
+from statebus.values import from_wire, to_wire
+
+
+class FakeHost:
+    def __init__(self, folder: str, object: str, values: dict[str, Any], heartbeat_ms: int = 100) -> None:
+        self.object, self.values = object, dict(values)
+        self.names = list(values)
+        self.versions = {n: 0 for n in values}
+        self.epoch = random.randrange(1, 2**63)
+        self.sequence = 0
+        self.heartbeat_ms = heartbeat_ms
+        self.control = f"ipc://{folder}/fake.control"
+        self.updates = f"ipc://{folder}/fake.updates"
+        self.validate: Callable[[str, Any], str | None] = lambda name, value: None
+        self.answer_writes = True
+        self.drop_runs = 0
+        self.writes_seen: list[tuple[str, int]] = []
+        self.applied: list[tuple[str, int]] = []
+        self._commands: queue.Queue[Callable[[], None]] = queue.Queue()
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._answers: dict[tuple[str, int], pb.WriteReply] = {}
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(5)
+
+    # -- commands from the test ------------------------------------------------------------
+
+    def do(self, command: Callable[[], None]) -> None:
+        done = threading.Event()
+        self._commands.put(lambda: (command(), done.set()))
+        assert done.wait(5)
+
+    def change(self, name: str, value: Any) -> None:
+        """A host-side change, published as a run."""
+        self.do(lambda: self._apply([(name, value)], "", 0))
+
+    def restart(self) -> None:
+        """A new epoch on the same sockets: sequence 0, values kept."""
+        def go() -> None:
+            self.epoch, self.sequence = random.randrange(1, 2**63), 0
+            self.versions = {n: 0 for n in self.names}
+        self.do(go)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+    # -- the host's loop -------------------------------------------------------------------
+
+    def _run(self) -> None:
+        ctx = zmq.Context.instance()
+        self._router = ctx.socket(zmq.ROUTER)
+        self._router.bind(self.control)
+        self._xpub = ctx.socket(zmq.XPUB)
+        self._xpub.setsockopt(zmq.XPUB_VERBOSE, 1)
+        self._xpub.bind(self.updates)
+        poller = zmq.Poller()
+        poller.register(self._router, zmq.POLLIN)
+        poller.register(self._xpub, zmq.POLLIN)
+        self._ready.set()
+        next_beat = time.monotonic()
+        try:
+            while not self._stop.is_set():
+                for socket, _ in poller.poll(10):
+                    if socket is self._router:
+                        identity, frame = self._router.recv_multipart()
+                        self._request(identity, pb.Request.FromString(frame))
+                    else:
+                        subscription = self._xpub.recv()
+                        if subscription[:1] == b"\x01" and subscription[1:3] == b"j/":
+                            view_id = subscription[3:-1].decode()
+                            self._publish(subscription[1:], pb.Publication(
+                                protocol_version=1, join_marker=pb.JoinMarker(view_id=view_id, epoch=self.epoch)))
+                while not self._commands.empty():
+                    self._commands.get()()
+                if self.heartbeat_ms and time.monotonic() >= next_beat:
+                    next_beat = time.monotonic() + self.heartbeat_ms / 1000
+                    self._publish(b"hb\0", pb.Publication(protocol_version=1, heartbeat=pb.Heartbeat(
+                        epoch=self.epoch, sequences=[pb.ObjectSequence(object=self.object, sequence=self.sequence)])))
+        finally:
+            self._router.close(0)
+            self._xpub.close(0)
+
+    def _publish(self, topic: bytes, publication: pb.Publication) -> None:
+        self._xpub.send_multipart([topic, publication.SerializeToString()])
+
+    def _reply(self, identity: bytes, request: pb.Request, **body: Any) -> None:
+        reply = pb.Reply(protocol_version=request.protocol_version, request_id=request.request_id, **body)
+        self._router.send_multipart([identity, reply.SerializeToString()])
+
+    def _request(self, identity: bytes, request: pb.Request) -> None:
+        body = request.WhichOneof("body")
+        if body == "hello":
+            table = pb.PropertyTable(names=self.names, flags=[5] * len(self.names), type_names=["any"], types=[0] * len(self.names))
+            if request.protocol_version == 2:
+                schema = pb.ObjectSchema(name=self.object, property_table=table)
+            else:
+                schema = pb.ObjectSchema(name=self.object, properties=[
+                    pb.PropertySchema(name=n, writable=True, optional=True, type_name="any") for n in self.names])
+            self._reply(identity, request, welcome=pb.Welcome(
+                epoch=self.epoch, updates_endpoint=self.updates, host_name="fake", objects=[schema],
+                heartbeat_interval_ms=self.heartbeat_ms, max_message_bytes=4 << 20, session_token=b"t",
+                schema_hash=7 if request.protocol_version == 2 else 0))
+        elif body == "snapshot":
+            if request.protocol_version == 2:
+                self._reply(identity, request, snapshot_part=pb.SnapshotPart(
+                    epoch=self.epoch, sequence=self.sequence, last=True, cells=[i << 3 | 6 for i in range(len(self.names))],
+                    values=[to_wire(self.values[n]) for n in self.names], versions=[self.versions[n] for n in self.names]))
+            else:
+                self._reply(identity, request, snapshot_chunk=pb.SnapshotChunk(
+                    object=self.object, epoch=self.epoch, sequence=self.sequence, last=True, properties=[
+                        pb.PropertyState(name=n, value=to_wire(self.values[n]), version=self.versions[n]) for n in self.names]))
+        elif body == "write":
+            write = request.write
+            key = (write.view_id, write.write_id)
+            self.writes_seen.append(key)
+            if key in self._answers:  # a copy: the first answer again
+                self._reply(identity, request, write_reply=self._answers[key])
+                return
+            changes = [(c.property, from_wire(c.value)) for c in write.changes]
+            for name, value in changes:
+                reason = self.validate(name, value)
+                if reason:
+                    answer = pb.WriteReply(write_id=write.write_id, rejection=pb.Error(
+                        code=pb.ERROR_CODE_VALIDATION_FAILED, message=reason, object=self.object, property=name))
+                    self._answers[key] = answer
+                    self._reply(identity, request, write_reply=answer)
+                    return
+            answer = pb.WriteReply(write_id=write.write_id, accepted=True, sequence=self.sequence + 1)
+            self._answers[key] = answer
+            if self.answer_writes:
+                self._reply(identity, request, write_reply=answer)
+            self.applied.append(key)
+            self._apply(changes, write.view_id, write.write_id)
+        elif body == "ping":
+            self._reply(identity, request, pong=pb.Pong(epoch=self.epoch))
+
+    def _apply(self, changes: list[tuple[str, Any]], origin: str, write_id: int) -> None:
+        self.sequence += 1
+        for name, value in changes:
+            self.values[name] = value
+            self.versions[name] = self.sequence
+        if self.drop_runs:
+            self.drop_runs -= 1
+            return
+        index = {n: i for i, n in enumerate(self.names)}
+        run = pb.UpdateRun(epoch=self.epoch, first_sequence=self.sequence, batches=1,
+                           batch_changes=[len(changes)], cells=[index[n] << 3 | 6 for n, _ in changes],
+                           values=[to_wire(v) for _, v in changes])
+        if origin:
+            run.origin_batches.append(0)
+            run.origins.append(origin)
+            run.write_ids.append(write_id)
+        self._publish(b"u2/" + self.object.encode() + b"\0", pb.Publication(protocol_version=2, run=run))
+        batch = pb.UpdateBatch(object=self.object, epoch=self.epoch, sequence=self.sequence, origin=origin, write_id=write_id,
+                               changes=[pb.Change(property=n, value=to_wire(v)) for n, v in changes])
+        self._publish(b"u/" + self.object.encode() + b"\0", pb.Publication(protocol_version=1, updates=[batch]))

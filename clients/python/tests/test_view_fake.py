@@ -1,0 +1,161 @@
+"""The view's I/O shell against an in-process fake host (tests/fakehost.py): join, follow,
+writes, refusals, a lost run, a lost answer, a new epoch, version 1, the sync facade."""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from typing import Iterator
+
+import pytest
+
+import statebus
+from fakehost import FakeHost
+
+
+@pytest.fixture
+def host() -> Iterator[FakeHost]:
+    with tempfile.TemporaryDirectory() as folder:
+        fake = FakeHost(folder, "Profile", {"username": "anna", "email": "anna@example.com", "count": 0})
+        try:
+            yield fake
+        finally:
+            fake.close()
+
+
+def run(coroutine):  # type: ignore[no-untyped-def]
+    return asyncio.run(asyncio.wait_for(coroutine, 30))
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_join_follow_write(host: FakeHost, version: int) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile", protocol_version=version) as profile:
+            assert profile.username == "anna" and profile.live and not profile.stale
+            host.change("count", 5)
+            await profile.wait_for(lambda p: p.count == 5)
+            assert profile.version("count") == 1
+            future = profile.set(username="bea", email="bea@example.org")
+            assert profile.username == "bea"  # optimistic
+            sequence = await future
+            assert sequence == 2 and profile.confirmed("username") == "bea" and profile.pending_writes == 0
+    run(go())
+
+
+def test_a_refused_write_rolls_back_with_the_hosts_reason(host: FakeHost) -> None:
+    host.validate = lambda name, value: "an email address needs an @" if name == "email" and "@" not in value else None
+
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            seen = []
+            profile.on_change(lambda change: seen.append(change.values))
+            future = profile.set(email="nope")
+            assert profile.email == "nope"
+            with pytest.raises(statebus.ValidationFailedError) as refused:
+                await future
+            assert refused.value.message == "an email address needs an @" and refused.value.property == "email"
+            assert profile.email == "anna@example.com"
+            assert seen == [{"email": "nope"}, {"email": "anna@example.com"}]
+    run(go())
+
+
+def test_bad_arguments_are_refused_before_sending(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            with pytest.raises(statebus.UnknownPropertyError):
+                profile.set(nope=1)
+            with pytest.raises(statebus.UnknownPropertyError):
+                profile.nope
+            with pytest.raises(TypeError):
+                profile.set(username={1, 2})
+            with pytest.raises(ValueError):
+                profile.set()
+            with pytest.raises(statebus.UnknownActionError):
+                profile.call("nothing")
+            assert host.writes_seen == []
+    run(go())
+
+
+def test_a_lost_run_is_a_gap_and_the_view_resyncs(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            host.drop_runs = 1
+            host.change("count", 1)  # lost
+            host.change("count", 2)  # arrives with a gap before it
+            await profile.wait_for(lambda p: p.count == 2 and p.live)
+            assert profile.resyncs >= 1 and profile.sequence == 2
+    run(go())
+
+
+def test_a_lost_tail_is_found_by_the_heartbeat(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            host.drop_runs = 1
+            host.change("count", 9)
+            await profile.wait_for(lambda p: p.count == 9)
+            assert profile.resyncs == 1
+    run(go())
+
+
+def test_an_echo_settles_a_write_whose_answer_is_lost(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            host.answer_writes = False
+            assert await profile.set(count=3) == 1
+    run(go())
+
+
+def test_a_new_epoch_rejoins_and_shows_stale_meanwhile(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            states = []
+            profile.on_change(lambda change: states.append(change.state))
+            epoch = profile.epoch
+            host.restart()
+            await profile.wait_for(lambda p: p.epoch != epoch and p.live)
+            assert statebus.ConnectionState.STALE in states and profile.rejoins == 1
+    run(go())
+
+
+def test_changes_iterates_until_closed(host: FakeHost) -> None:
+    async def go() -> None:
+        profile = await statebus.connect(host.control, object="Profile")
+        got = []
+
+        async def consume() -> None:
+            async for change in profile.changes():
+                got.append(change)
+
+        consumer = asyncio.create_task(consume())
+        await asyncio.sleep(0)
+        host.change("count", 1)
+        await profile.wait_for(lambda p: p.count == 1)
+        await profile.close()
+        await asyncio.wait_for(consumer, 5)
+        assert {"count": 1} in [c.values for c in got] and got[-1].state is statebus.ConnectionState.CLOSED
+    run(go())
+
+
+def test_unknown_object_is_refused_at_connect(host: FakeHost) -> None:
+    async def go() -> None:
+        with pytest.raises(statebus.UnknownObjectError):
+            await statebus.connect(host.control, object="Nope", timeout=5)
+    run(go())
+
+
+def test_no_host_times_out() -> None:
+    async def go() -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            with pytest.raises(statebus.StateBusTimeoutError):
+                await statebus.connect(f"ipc://{folder}/none", object="X", timeout=0.5)
+    run(go())
+
+
+def test_the_sync_facade(host: FakeHost) -> None:
+    with statebus.connect_sync(host.control, object="Profile") as profile:
+        assert profile.username == "anna"
+        assert profile.set(username="cy") == 1
+        assert profile.username == "cy"
+        host.change("count", 4)
+        profile.wait_for(lambda p: p.count == 4)
+        assert profile.values()["count"] == 4
