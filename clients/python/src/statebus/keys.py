@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import zmq
+from zmq.utils import z85
 
 __all__ = ["Keys", "KeyFileError", "load_secret_key", "load_public_key"]
 
@@ -28,8 +29,8 @@ def _is_key(text: str) -> bool:
     if len(text) != 40:
         return False
     try:
-        return len(zmq.utils.z85.decode(text.encode())) == 32
-    except Exception:  # noqa: BLE001 - any failure means "not Z85"
+        return len(z85.decode(text.encode())) == 32
+    except (ValueError, KeyError):  # not Z85 (pyzmq raises KeyError for a character outside it)
         return False
 
 
