@@ -159,3 +159,12 @@ def test_the_sync_facade(host: FakeHost) -> None:
         host.change("count", 4)
         profile.wait_for(lambda p: p.count == 4)
         assert profile.values()["count"] == 4
+
+
+def test_assigning_a_property_says_how_to_write(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            with pytest.raises(AttributeError, match=r"view.set\(username=...\)"):
+                profile.username = "x"
+            assert profile.username == "anna" and profile["email"] == "anna@example.com"
+    run(go())

@@ -6,9 +6,9 @@
 
     async def main():
         async with statebus.connect("ipc:///run/user/1000/statebus/profile.control", object="Profile") as profile:
-            print(profile.username)                 # the host's value, live
-            await profile.set(username="bea")       # shown at once; resolves when the host accepted it
-            async for change in profile.changes():  # {"username": ...} as the host publishes
+            print(profile.user)                     # the host's value, live
+            await profile.set(user={"username": "bea", "email": "bea@example.org"})  # shown at once; resolves when accepted
+            async for change in profile.changes():  # {"user": ...} as the host publishes
                 print(change.values)
 
     asyncio.run(main())

@@ -386,6 +386,15 @@ class View:
             )
         return copy.deepcopy(self.__dict__["_shown_snapshot"].get(name))
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        schema = self.__dict__.get("_schema")
+        if schema is not None and not name.startswith("_") and schema.property(name) is not None:
+            raise AttributeError(
+                f"{name} is a property of {self.object!r}: write it with `await view.set({name}=...)` "
+                "(a write goes to the host, which may refuse it)"
+            )
+        super().__setattr__(name, value)
+
     def __dir__(self) -> Iterable[str]:
         return list(super().__dir__()) + (self._schema.names if self._schema else [])
 
