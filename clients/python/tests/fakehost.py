@@ -39,6 +39,8 @@ class FakeHost:
         self._stop = threading.Event()
         self._ready = threading.Event()
         self._answers: dict[tuple[str, int], pb.WriteReply] = {}
+        self._bound: dict[str, bytes] = {}  # view id -> the connection its hello came on
+        self._echo: set[str] = set()  # view ids confirmed by echo
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         assert self._ready.wait(5)
@@ -60,6 +62,10 @@ class FakeHost:
             self.epoch, self.sequence = random.randrange(1, 2**63), 0
             self.versions = {n: 0 for n in self.names}
         self.do(go)
+
+    def forget_views(self) -> None:
+        """Unbinds every view id, as a restarted host has: writes get NOT_JOINED."""
+        self.do(self._bound.clear)
 
     def close(self) -> None:
         self._stop.set()
@@ -111,6 +117,9 @@ class FakeHost:
     def _request(self, identity: bytes, request: pb.Request) -> None:
         body = request.WhichOneof("body")
         if body == "hello":
+            self._bound[request.hello.view_id] = identity
+            if request.hello.confirms_by_echo:
+                self._echo.add(request.hello.view_id)
             table = pb.PropertyTable(names=self.names, flags=[5] * len(self.names), type_names=["any"], types=[0] * len(self.names))
             if request.protocol_version == 2:
                 schema = pb.ObjectSchema(name=self.object, property_table=table)
@@ -120,6 +129,7 @@ class FakeHost:
             self._reply(identity, request, welcome=pb.Welcome(
                 epoch=self.epoch, updates_endpoint=self.updates, host_name="fake", objects=[schema],
                 heartbeat_interval_ms=self.heartbeat_ms, max_message_bytes=4 << 20, session_token=b"t",
+                confirms_by_echo=request.hello.confirms_by_echo,
                 schema_hash=7 if request.protocol_version == 2 else 0))
         elif body == "snapshot":
             if request.protocol_version == 2:
@@ -134,6 +144,10 @@ class FakeHost:
             write = request.write
             key = (write.view_id, write.write_id)
             self.writes_seen.append(key)
+            if self._bound.get(write.view_id) != identity:
+                self._reply(identity, request, write_reply=pb.WriteReply(write_id=write.write_id, rejection=pb.Error(
+                    code=pb.ERROR_CODE_NOT_JOINED, message="say hello first")))
+                return
             if key in self._answers:  # a copy: the first answer again
                 self._reply(identity, request, write_reply=self._answers[key])
                 return
@@ -148,7 +162,7 @@ class FakeHost:
                     return
             answer = pb.WriteReply(write_id=write.write_id, accepted=True, sequence=self.sequence + 1)
             self._answers[key] = answer
-            if self.answer_writes:
+            if self.answer_writes and write.view_id not in self._echo:
                 self._reply(identity, request, write_reply=answer)
             self.applied.append(key)
             self._apply(changes, write.view_id, write.write_id)

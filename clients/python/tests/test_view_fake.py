@@ -168,3 +168,29 @@ def test_assigning_a_property_says_how_to_write(host: FakeHost) -> None:
                 profile.username = "x"
             assert profile.username == "anna" and profile["email"] == "anna@example.com"
     run(go())
+
+
+def test_not_joined_means_a_new_connection_and_the_write_again(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            host.forget_views()
+            assert await profile.set(count=1) == 1
+            assert profile.rejoins == 1
+            write_id = host.writes_seen[-1][1]
+            assert host.writes_seen == [(profile.view_id, write_id)] * 2  # refused once, then applied once
+            assert host.applied == [(profile.view_id, write_id)]
+    run(go())
+
+
+def test_confirmation_by_echo_and_a_lost_echo(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile", confirms_by_echo=True) as profile:
+            assert await profile.set(count=1) == 1  # no answer: the echo settles it
+            host.drop_runs = 1
+            write = profile.set(count=2)  # its echo is lost: the heartbeat shows the gap
+            assert await write == 2
+            assert profile.resyncs == 1 and profile.count == 2
+            write_id = host.applied[-1][1]
+            assert host.writes_seen.count((profile.view_id, write_id)) == 2  # sent again, answered from the ledger
+            assert host.applied.count((profile.view_id, write_id)) == 1
+    run(go())
