@@ -9,6 +9,7 @@ unit tests drive this class directly.
 
 from __future__ import annotations
 
+import copy
 import enum
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -127,11 +128,12 @@ class ReplicaState:
                 continue
             if batch.sequence != self.sequence + 1:
                 return BatchResult.GAP, batches[i:], outcome.merge(self._reshow(touched))
-            values = {}
+            values: dict[str, Any] = {}
             try:
                 for c in batch.changes:
-                    current = values.get(c.property, self.confirmed.get(c.property))
-                    values[c.property] = apply_change(current, c)
+                    if c.property not in values:  # one copy per property and batch: all or nothing
+                        values[c.property] = copy.deepcopy(self.confirmed.get(c.property))
+                    values[c.property] = apply_change(values[c.property], c, in_place=True)
             except PathError:
                 return BatchResult.UNREADABLE, batches[i:], outcome.merge(self._reshow(touched))
             self.confirmed.update(values)
@@ -187,11 +189,14 @@ class ReplicaState:
         outcome = Outcome()
         for name in names:
             value = self.confirmed.get(name)
+            copied = False
             for w in self.pending:
                 for c in w.changes:
                     if c.property == name:
+                        if not copied:
+                            value, copied = copy.deepcopy(value), True
                         try:
-                            value = apply_change(value, c)
+                            value = apply_change(value, c, in_place=True)
                         except PathError:
                             pass
             missing = object()

@@ -228,15 +228,18 @@ def _locate(container: Any, step: Step) -> Any:
     return step
 
 
-def apply_change(current: Any, change: Change) -> Any:
-    """The property's value after ``change``, leaving ``current`` untouched.
+def apply_change(current: Any, change: Change, *, in_place: bool = False) -> Any:
+    """The property's value after ``change``, leaving ``current`` untouched unless
+    ``in_place`` (then ``current`` is changed where it can be, and must be the caller's own
+    copy). Either way the result never shares parts with ``change.value``.
 
     Raises :class:`PathError` when the path does not lead into the value (a view skips such
-    a pending change, PROTOCOL.md section 8).
+    a pending change, PROTOCOL.md section 8). Every check comes before any mutation, so a
+    refused change leaves ``current`` as it was, in place or not.
     """
     if not change.path and change.operation == Operation.REPLACE:
         return copy.deepcopy(change.value)
-    root = copy.deepcopy(current)
+    root = current if in_place else copy.deepcopy(current)
     if change.operation == Operation.INSERT:
         target = root
         for step in change.path:
