@@ -292,6 +292,8 @@ class Engine:
             self._on_reply(reply)
 
     def _on_reply(self, reply: "pb.Reply") -> None:
+        if reply.protocol_version not in (self.protocol_version, 1):
+            return  # section 4: neither its own version nor 1
         body = reply.WhichOneof("body")
         rid = reply.request_id
         if body == "welcome" and self._phase == "hello" and rid in self._hello.ids:
@@ -490,6 +492,8 @@ class Engine:
             self._on_publication(frames[0], publication)
 
     def _on_publication(self, topic: bytes, p: "pb.Publication") -> None:
+        if p.protocol_version != (2 if topic.startswith(b"u2/") else 1):
+            return  # section 4: not the version its topic carries
         if p.HasField("heartbeat"):
             if p.heartbeat.epoch != self._epoch:
                 self._join_again(reason="the host restarted (a heartbeat of another epoch)")

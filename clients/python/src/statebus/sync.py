@@ -170,6 +170,8 @@ class SyncView:
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(self._timeout)
+            if not self._thread.is_alive():
+                self._loop.close()
 
     def __enter__(self) -> "SyncView":
         return self
@@ -208,6 +210,7 @@ def connect_sync(control: str, object: str, *, timeout: float | None = None, **o
     except BaseException:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(5)
-        loop.close() if not thread.is_alive() else None
+        if not thread.is_alive():
+            loop.close()
         raise
     return SyncView(view, loop, thread, wait)
