@@ -33,6 +33,11 @@ class FakeHost:
         self.validate: Callable[[str, Any], str | None] = lambda name, value: None
         self.answer_writes = True
         self.drop_runs = 0
+        #: Host changes made around the next snapshot request: the first before the snapshot
+        #: is taken (in it, and published: a duplicate to skip), the second after (published
+        #: only: the view must have buffered it). The reply then waits 50 ms, so the runs
+        #: reach the view before the snapshot does.
+        self.changes_around_snapshot: list[tuple[str, Any]] = []
         self.writes_seen: list[tuple[str, int]] = []
         self.applied: list[tuple[str, int]] = []
         self._commands: queue.Queue[Callable[[], None]] = queue.Queue()
@@ -132,15 +137,33 @@ class FakeHost:
                 confirms_by_echo=request.hello.confirms_by_echo,
                 schema_hash=7 if request.protocol_version == 2 else 0))
         elif body == "snapshot":
-            if request.protocol_version == 2:
-                self._reply(identity, request, snapshot_part=pb.SnapshotPart(
-                    epoch=self.epoch, sequence=self.sequence, last=True, cells=[i << 3 | 6 for i in range(len(self.names))],
-                    values=[to_wire(self.values[n]) for n in self.names], versions=[self.versions[n] for n in self.names]))
-            else:
-                self._reply(identity, request, snapshot_chunk=pb.SnapshotChunk(
-                    object=self.object, epoch=self.epoch, sequence=self.sequence, last=True, properties=[
-                        pb.PropertyState(name=n, value=to_wire(self.values[n]), version=self.versions[n]) for n in self.names]))
-        elif body == "write":
+            after = None
+            if self.changes_around_snapshot:
+                before, after = self.changes_around_snapshot[:2]
+                self.changes_around_snapshot = []
+                self._apply([before], "", 0)
+            reply = self._snapshot_reply(request)
+            if after is not None:
+                self._apply([after], "", 0)
+                time.sleep(0.05)  # the fake host's own pacing, not the test's synchronisation
+            self._router.send_multipart([identity, reply.SerializeToString()])
+        else:
+            self._write_or_ping(identity, request, body)
+
+    def _snapshot_reply(self, request: pb.Request) -> pb.Reply:
+        reply = pb.Reply(protocol_version=request.protocol_version, request_id=request.request_id)
+        if request.protocol_version == 2:
+            reply.snapshot_part.CopyFrom(pb.SnapshotPart(
+                epoch=self.epoch, sequence=self.sequence, last=True, cells=[i << 3 | 6 for i in range(len(self.names))],
+                values=[to_wire(self.values[n]) for n in self.names], versions=[self.versions[n] for n in self.names]))
+        else:
+            reply.snapshot_chunk.CopyFrom(pb.SnapshotChunk(
+                object=self.object, epoch=self.epoch, sequence=self.sequence, last=True, properties=[
+                    pb.PropertyState(name=n, value=to_wire(self.values[n]), version=self.versions[n]) for n in self.names]))
+        return reply
+
+    def _write_or_ping(self, identity: bytes, request: pb.Request, body: str | None) -> None:
+        if body == "write":
             write = request.write
             key = (write.view_id, write.write_id)
             self.writes_seen.append(key)

@@ -33,3 +33,8 @@ def test_builtin_categories() -> None:
     assert issubclass(statebus.ValidationFailedError, ValueError)
     assert issubclass(statebus.ForbiddenError, PermissionError)
     assert issubclass(statebus.UnknownPropertyError, AttributeError)
+
+
+def test_the_clients_own_errors_show_no_code() -> None:
+    assert str(statebus.ClosedError("the view was closed", object="Profile")) == "the view was closed (Profile)"
+    assert str(statebus.StateBusTimeoutError("too slow")) == "too slow"

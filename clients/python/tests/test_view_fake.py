@@ -194,3 +194,16 @@ def test_confirmation_by_echo_and_a_lost_echo(host: FakeHost) -> None:
             assert host.writes_seen.count((profile.view_id, write_id)) == 2  # sent again, answered from the ledger
             assert host.applied.count((profile.view_id, write_id)) == 1
     run(go())
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_join_buffers_runs_and_skips_those_in_the_snapshot(host: FakeHost, version: int) -> None:
+    """Runs published around the snapshot reach the view before it: the one the snapshot
+    holds is skipped, the later one applied from the buffer, with no resync."""
+    host.changes_around_snapshot = [("count", 1), ("count", 2)]
+
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile", protocol_version=version) as profile:
+            assert (profile.count, profile.sequence, profile.version("count")) == (2, 2, 2)
+            assert profile.resyncs == 0 and profile.rejoins == 0
+    run(go())

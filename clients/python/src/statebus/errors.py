@@ -71,7 +71,10 @@ class StateBusError(Exception):
 
     def __str__(self) -> str:
         where = ".".join(part for part in (self.object, self.property) if part)
-        return f"{self.message} ({self.code_name}{', ' + where if where else ''})"
+        # The client's own errors (timeouts, closed) have no code to show.
+        facts = [self.code_name] if self.code or isinstance(self, UnspecifiedError) else []
+        facts += [where] if where else []
+        return f"{self.message} ({', '.join(facts)})" if facts else self.message
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, object={self.object!r}, property={self.property!r})"
