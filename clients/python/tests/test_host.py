@@ -151,6 +151,22 @@ def test_late_join_under_a_stream_of_writes(system: System, version: int) -> Non
     run(body)
 
 
+def test_confirmation_by_echo(system: System) -> None:
+    """A view that asks for confirmation by echo gets it from a host (and not from a relay),
+    and its pipelined writes are settled by their publications alone."""
+    host = system.host(*COUNTER)
+    relay = system.relay(host.ready["control"])
+
+    async def body() -> None:
+        async with connect(host.ready["control"], confirms_by_echo=True) as view, \
+                connect(relay.ready["control"], confirms_by_echo=True) as behind:
+            assert view.confirms_by_echo and not behind.confirms_by_echo
+            sequences = await asyncio.gather(*(view.insert("log", n) for n in range(1, 201)))
+            assert sorted(sequences) == list(range(1, 201)) and view.log == list(range(1, 201))
+            assert await behind.set(count=1) == 201
+    run(body)
+
+
 def test_kill_9_and_restart_with_writes_in_flight(system: System) -> None:
     """Writes to a persisted property in flight when the host is killed (some answered,
     some committed without an answer, some never read): each is settled (none lost) and

@@ -8,6 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../../.."
 command -v protoc >/dev/null || { echo "generate: protoc missing: run deploy/setup.sh --protoc" >&2; exit 1; }
 out=clients/python/src/statebus/_wire
-protoc --python_out="$out" -I proto proto/statebus.proto
+protoc --python_out="$out" --pyi_out="$out" -I proto proto/statebus.proto
 sha256sum proto/statebus.proto | cut -d' ' -f1 > "$out/statebus.proto.sha256"
-echo "generate: wrote $out/statebus_pb2.py ($(protoc --version))"
+echo "generate: wrote $out/statebus_pb2.py and .pyi ($(protoc --version))"

@@ -16,7 +16,7 @@ from .values import Change, Operation, from_wire, step_from_wire, step_to_wire, 
 
 __all__ = ["Property", "Action", "Schema", "Snapshot", "Batch", "Unreadable", "SnapshotAssembler"]
 
-_KIND_NAMES = {
+_KIND_NAMES: dict[int, type] = {
     pb.VALUE_KIND_BOOL: bool,
     pb.VALUE_KIND_INT: int,
     pb.VALUE_KIND_DOUBLE: float,
@@ -271,7 +271,7 @@ class EpochChanged(Exception):
 
 def change_to_wire(change: Change) -> "pb.Change":
     """The wire ``Change`` of a change (``value`` null for ``REMOVE`` and ``MOVE``)."""
-    c = pb.Change(property=change.property, operation=int(change.operation), position=change.position)
+    c = pb.Change(property=change.property, operation=pb.ElementOperation.Name(int(change.operation)), position=change.position)
     for step in change.path:
         c.path.append(step_to_wire(step))
     to_wire(change.value if change.operation in (Operation.REPLACE, Operation.INSERT) else None, c.value)

@@ -131,7 +131,11 @@ class SyncView:
         """Calls ``callback`` on the view's thread after every change; returns a function
         that stops it. Keep the callback short: the view waits for it."""
         subscription = self._run(lambda: _now(self._view.on_change(callback)))
-        return lambda: self._loop.call_soon_threadsafe(subscription.cancel)
+
+        def stop() -> None:
+            self._loop.call_soon_threadsafe(subscription.cancel)
+
+        return stop
 
     def wait_for(self, predicate: Callable[["SyncView"], bool], timeout: float | None = None) -> None:
         """Blocks until ``predicate(view)`` holds (:meth:`View.wait_for`)."""

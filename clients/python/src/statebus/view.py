@@ -301,6 +301,13 @@ class View(Engine):
         return self._phase == "live"
 
     @property
+    def confirms_by_echo(self) -> bool:
+        """Whether the host granted confirmation by echo (asked with
+        ``confirms_by_echo=True``): accepted writes are then settled by their publication
+        alone (PROTOCOL.md section 8)."""
+        return self._echo_granted
+
+    @property
     def epoch(self) -> int:
         """The epoch of the host the confirmed state comes from."""
         return self._state.epoch
