@@ -96,9 +96,18 @@ class Node:
             self.process.kill()
         self.process.wait(DEADLINE)
 
+    def pause(self) -> None:
+        """SIGSTOP: the node stops reading and answering, its sockets stay open."""
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT."""
+        os.kill(self.process.pid, signal.SIGCONT)
+
     def stop(self) -> None:
         """SIGTERM, SIGKILL after a deadline; reaps it."""
         if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)  # a paused node could not act on SIGTERM
             self.process.terminate()
             try:
                 self.process.wait(10)

@@ -223,6 +223,32 @@ def test_a_restarted_host_is_rejoined_and_shown_stale_meanwhile(system: System) 
     run(body)
 
 
+def test_a_paused_host_makes_the_view_stale_and_writes_land_once(system: System) -> None:
+    """SIGSTOP the host: after 3 heartbeat intervals the view is stale and joins again on a
+    new connection. Writes sent meanwhile reach the host twice once it runs again (on the
+    old connection's queue, then sent again after the hello): the copies are answered from
+    the ledger, so each lands once, in order, in the same epoch."""
+    host = system.host(*COUNTER)
+
+    async def body() -> None:
+        async with connect(host.ready["control"]) as view:
+            epoch = view.epoch
+            host.pause()
+            try:
+                futures = [view.insert("log", n) for n in range(1, 51)]
+                await view.wait_for(lambda v: v.stale, timeout=DEADLINE)
+                assert view.log == list(range(1, 51))  # still shown, pending
+            finally:
+                host.resume()
+            await asyncio.gather(*futures)
+            await view.wait_for(lambda v: v.live)
+            assert view.epoch == epoch and view.rejoins >= 1
+            assert view.log == list(range(1, 51)) and view.confirmed("log") == list(range(1, 51))
+        async with connect(host.ready["control"]) as fresh:
+            assert fresh.log == list(range(1, 51)) and fresh.sequence == 50
+    run(body)
+
+
 def test_keys(system: System) -> None:
     """A host with CURVE keys: a key-less view and an unlisted key never get in; a read key
     reads but its write is refused FORBIDDEN and rolled back; a write key writes."""
