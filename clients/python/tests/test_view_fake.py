@@ -207,3 +207,17 @@ def test_the_join_buffers_runs_and_skips_those_in_the_snapshot(host: FakeHost, v
             assert (profile.count, profile.sequence, profile.version("count")) == (2, 2, 2)
             assert profile.resyncs == 0 and profile.rejoins == 0
     run(go())
+
+
+def test_the_write_queue_is_bounded(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile", max_queued_writes=3, max_writes_in_flight=1) as profile:
+            host.answer_writes = False
+            host.drop_runs = 10  # nothing settles: the writes stay pending
+            futures = [profile.set(count=n) for n in range(3)]
+            with pytest.raises(statebus.OverloadedError):
+                profile.set(count=9)
+            assert profile.count == 2  # the refused write was never shown
+            for future in futures:
+                future.cancel()
+    run(go())

@@ -27,6 +27,7 @@ from ._wire import pb
 from .codec import Batch, Schema, SnapshotAssembler, change_to_wire
 from .errors import (
     ClosedError,
+    OverloadedError,
     ReadOnlyError,
     StateBusError,
     StateBusTimeoutError,
@@ -116,6 +117,7 @@ class View(Engine):
         confirms_by_echo: bool = False,
         write_timeout: float = 30.0,
         max_writes_in_flight: int = 1000,
+        max_queued_writes: int = 100_000,
         context: zmq.Context | None = None,  # type: ignore[type-arg]
         logger: logging.Logger | None = None,
     ) -> None:
@@ -128,8 +130,8 @@ class View(Engine):
         view_id = view_id or str(uuid.uuid4()).upper()
         if "\0" in view_id or len(view_id.encode()) > 252:
             raise ValueError("a view id has no NUL and at most 252 bytes of UTF-8")
-        if write_timeout <= 0 or max_writes_in_flight < 1:
-            raise ValueError("write_timeout must be positive and max_writes_in_flight at least 1")
+        if write_timeout <= 0 or max_writes_in_flight < 1 or max_queued_writes < 1:
+            raise ValueError("write_timeout must be positive, max_writes_in_flight and max_queued_writes at least 1")
         self.control_endpoint = control
         self.object = object
         self.protocol_version = protocol_version
@@ -137,6 +139,7 @@ class View(Engine):
         self.node_name = node_name
         self.write_timeout = write_timeout
         self.max_writes_in_flight = max_writes_in_flight
+        self.max_queued_writes = max_queued_writes
         self._keys = keys
         self._asks_echo = confirms_by_echo
         self._context = context or zmq.Context.instance()
@@ -453,8 +456,11 @@ class View(Engine):
             UnknownPropertyError, ReadOnlyError, TypeMismatchError: a property or value the
                 host would refuse for certain.
             TypeError, ValueError: a value that cannot travel (a set, an int beyond 64 bits).
+            TooLargeError: the write is larger than the host's ``max_message_bytes``.
+            OverloadedError: ``max_queued_writes`` (100,000) writes wait already.
         The future raises the host's refusal (the write rolled back),
         :class:`StateBusTimeoutError` after ``write_timeout``, or :class:`ClosedError`.
+        Cancelling the future does not withdraw the write: it only stops waiting for it.
         """
         if not values:
             raise ValueError("set() needs at least one property=value")
@@ -497,6 +503,10 @@ class View(Engine):
             raise ClosedError("the view is closed", object=self.object)
         if not changes:
             raise ValueError("a write needs at least one change")
+        if len(self._state.pending) >= self.max_queued_writes:
+            raise OverloadedError(
+                f"{len(self._state.pending)} writes are waiting for the host already (max_queued_writes): "
+                "wait for some to settle", object=self.object)
         for change in changes:
             self._check_change(change)
         write_id = self._next_write_id
