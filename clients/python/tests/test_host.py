@@ -305,6 +305,17 @@ def test_through_a_relay(system: System, version: int) -> None:
     run(body)
 
 
+def test_over_tcp_loopback(system: System) -> None:
+    host = system.host(*COUNTER, name="tcp", control="tcp://127.0.0.1:*", extra=("--insecure",))
+    assert host.ready["control"].startswith("tcp://127.0.0.1:")
+
+    async def body() -> None:
+        async with connect(host.ready["control"]) as view:
+            await view.set(count=4)
+            assert view.confirmed("count") == 4
+    run(body)
+
+
 def test_the_sync_facade(system: System) -> None:
     host = system.host(*COUNTER)
     with statebus.connect_sync(host.ready["control"], object="Counter", timeout=DEADLINE) as counter:

@@ -221,3 +221,18 @@ def test_the_write_queue_is_bounded(host: FakeHost) -> None:
             for future in futures:
                 future.cancel()
     run(go())
+
+
+@pytest.mark.parametrize(
+    "control,announced,expected",
+    [
+        ("tcp://10.0.0.5:7000", "tcp://0.0.0.0:41233", "tcp://10.0.0.5:41233"),
+        ("tcp://10.0.0.5:7000", "tcp://*:41233", "tcp://10.0.0.5:41233"),
+        ("tcp://[::1]:7000", "tcp://[::]:41233", "tcp://[::1]:41233"),
+        ("tcp://10.0.0.5:7000", "tcp://192.0.2.7:7001", "tcp://192.0.2.7:7001"),
+        ("ipc:///run/x.control", "tcp://0.0.0.0:41233", "tcp://0.0.0.0:41233"),
+    ],
+)
+def test_wildcard_substitution(control: str, announced: str, expected: str) -> None:
+    # PROTOCOL.md section 2, "Wildcard substitution (view side)".
+    assert statebus.View(control, "X")._updates_endpoint(announced) == expected
