@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, checks the generated protocol code against
-# its .proto, then runs every test and prints a one-line summary.
+# its .proto, then runs every test (the Swift tests, then the Python client's) and prints a
+# summary whose last line is the Swift tests' count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,7 +37,30 @@ stress_status=${PIPESTATUS[0]}
 set -e
 [ "$status" -eq 0 ] && status=$stress_status
 
+# The Python client (clients/python): installed into a virtual environment of its own in
+# .build, then its tests, against the statebus executable this run built. Its installation
+# failing fails the run (pyzmq and protobuf come from PyPI), as its tests failing does.
+python_summary="python client: not run"
+venv=.build/python-client
+set +e
+deploy/setup.sh --python >/dev/null \
+  && { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } \
+  && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check './clients/python[test]'
+python_status=$?
+if [ "$python_status" -ne 0 ]; then
+  echo "test: could not install the Python client and its test tools into $venv (see above)"
+else
+  STATEBUS_EXECUTABLE="$(swift build --show-bin-path)/statebus" "$venv/bin/python" -m pytest -q -p no:cacheprovider clients/python/tests 2>&1 \
+    | tee "$log.python"
+  python_status=${PIPESTATUS[0]}
+  python_summary="python client: $(grep -E '[0-9]+ (passed|failed)' "$log.python" | tail -n 1)"
+  rm -f "$log.python"
+fi
+set -e
+[ "$status" -eq 0 ] && status=$python_status
+
 passed=$(grep -E '^(✔|􁁛) Test ' "$log" | grep -vc 'Test run with' || true)
 failed=$(grep -cE '^(✘|􀢄) Test .* (failed|recorded)' "$log" || true)
+echo "$python_summary"
 echo "swift-testing: ${passed} passed, ${failed} failed"
 exit "$status"
