@@ -129,7 +129,7 @@ struct WritePathTests {
         // Patient with a silent host: on a loaded machine the host stays paused for seconds
         // below, and a replica that took that for a lost host would reconnect and send again.
         let replica = try await Self.replica(
-            of: host, ReplicaConfiguration(missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(10), writeTimeout: .seconds(120)))
+            of: host, ReplicaConfiguration(missedHeartbeatsBeforeStale: 600, requestTimeout: .seconds(60), writeTimeout: .seconds(300)))
         defer { replica.close() }
         let before = host.statistics.publications
         // Queued while the host holds still, the writes arrive together: the host goes on
@@ -142,7 +142,10 @@ struct WritePathTests {
         while replica.hasUnsentWrites, ContinuousClock.now < sentBy { try? await Task.sleep(for: .milliseconds(2)) }
         let allSent = !replica.hasUnsentWrites
         resume()
-        try #require(allSent, "the replica's loop did not hand 1,000 writes to its socket within 20 s")
+        try #require(
+            allSent,
+            "the replica's loop did not hand 1,000 writes to its socket within 20 s: state \(replica.connectionState), \(replica.statistics.reconnections) reconnections, last error \(String(describing: replica.lastError))"
+        )
         for receipt in receipts { _ = try await receipt.accepted() }
         let publications = host.statistics.publications - before
         print("write burst: 1000 batches in \(publications) publications")
