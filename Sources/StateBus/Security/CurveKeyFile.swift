@@ -108,8 +108,9 @@ public enum CurveKeyFile {
     }
 
     /// The key's line: the first that is 40 characters of Z85, else the first that is
-    /// neither empty nor a `#` comment (reported invalid by the caller). Z85 has `#` in its
-    /// alphabet, so a key may itself start with one.
+    /// neither empty nor a `#` comment (reported invalid by the caller). A key never starts
+    /// with `#`: it is the last of Z85's 85 characters, and the first of each group of five
+    /// stands for at most the 83rd.
     private static func keyText(at path: String) throws(KeyFileError) -> String {
         let text: String
         do {
