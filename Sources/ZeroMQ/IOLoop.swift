@@ -139,12 +139,19 @@ public final class IOLoop: Sendable {
             defer { state.stopping = true }
             return !state.stopping
         }
-        if first { wake() }
-        if isOnLoopThread { return false }
-        let joining = thread.withLock { current -> JoinableThread? in
-            defer { current = nil }
-            return current
+        // The thread to join is claimed before the loop is woken: once woken, the loop can
+        // close its sockets and end before this thread runs again, and a loop thread that
+        // nobody has claimed detaches itself (``threadEnded()``). Claimed after the wake, a
+        // busy machine could leave this call with nothing to join, so its caller would not
+        // wait for the sockets' linger (a view's goodbye then lost at exit).
+        var joining: JoinableThread?
+        if !isOnLoopThread {
+            joining = thread.withLock { current -> JoinableThread? in
+                defer { current = nil }
+                return current
+            }
         }
+        if first { wake() }
         guard let joining else { return false }
         joining.join()
         return true
