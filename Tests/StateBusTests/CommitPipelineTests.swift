@@ -236,7 +236,7 @@ final class PipelineBench {
 
     init(persisted: Bool = true) throws {
         persistence = try HostPersistence.open(
-            persisted ? .file("\(folder)/state.sqlite") : .disabled, hostName: "test", lockTimeout: .seconds(2), logger: log.logger,
+            persisted ? .file("\(folder)/state.sqlite") : .disabled, store: nil, hostName: "test", lockTimeout: .seconds(2), logger: log.logger,
             objects: Self.objects, state: truth)
         pipeline = CommitPipeline(truth: truth, persistence: persistence) { [wakeCount] in wakeCount.add() }
     }

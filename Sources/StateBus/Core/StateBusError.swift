@@ -64,6 +64,11 @@ public struct StateBusError: Error, Sendable, Hashable, CustomStringConvertible 
         /// in flight (the host restarted, or went silent), so the action may or may not have
         /// run. Read the state before calling again.
         case interrupted
+        /// The host is a standby of a high-availability group (`statebus host --ha`), or a
+        /// leader that lost its lease: another host leads and takes the writes. A replica
+        /// given several control endpoints follows the leader by itself; the message names
+        /// the leader's control endpoint when the host knows it.
+        case notLeader
         /// Something else went wrong; see the message.
         case other
     }

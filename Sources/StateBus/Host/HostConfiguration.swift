@@ -75,6 +75,13 @@ public struct HostConfiguration: Sendable {
     public var databaseLockTimeout: Duration = .seconds(2)
     /// Where the host logs.
     public var logger: Logger
+    /// For a host of a high-availability group: whether it leads now (its election opens
+    /// and closes the gate). `nil`: the host always serves.
+    package var leadership: LeadershipGate?
+    /// A store that is not a local file, used instead of ``persistence`` (a
+    /// high-availability group keeps its persisted properties in etcd). `nil`: as
+    /// ``persistence`` says.
+    package var propertyStore: PropertyStoreOpener?
 
     /// Creates a configuration.
     /// - Parameters:

@@ -12,6 +12,10 @@ extension HostServer {
         let reader = requestReader
         switch reader.readWrite(identity: identity, payload: payload, maxMessageBytes: configuration.maxMessageBytes) {
         case .success(let (write, writer))?:
+            if let standby = configuration.leadership?.refusal() {
+                answer(write: write.writeID, with: .failure(standby.error), to: writer)
+                return
+            }
             handleWrite(write, from: writer)
             return
         case .failure(let refusal)?:
@@ -29,6 +33,10 @@ extension HostServer {
         case .request(let decoded, let sender, let keyName):
             if let keyName { clients.noteKeyName(keyName, of: identity) }
             (request, requester) = (decoded, sender)
+        }
+        if let leadership = configuration.leadership, request.needsLeader, let standby = leadership.refusal() {
+            refuseAsStandby(request, with: standby.error, leader: standby.leader, to: requester)
+            return
         }
         switch request.body {
         case .hello(let hello):
@@ -95,6 +103,24 @@ extension HostServer {
             to: requester.identity)
     }
 
+    /// Answers a request that needs the leader when this host does not lead: a write with a
+    /// rejection and a call with its failure (the view sends them again to the leader), a
+    /// hello or a snapshot with `NOT_LEADER` naming the leader.
+    private func refuseAsStandby(_ request: Statebus_V1_Request, with error: StateBusError, leader: String, to requester: Requester) {
+        switch request.body {
+        case .write(let write):
+            answer(write: write.writeID, with: .failure(error), to: requester)
+        case .call(let call):
+            answerCall(call.callID, with: .failure(error), to: requester)
+        default:
+            var wire = error.wire
+            wire.leaderControl = leader
+            var reply = Statebus_V1_Reply()
+            reply.error = wire
+            send(reply, to: requester)
+        }
+    }
+
     /// Answers a request the reader did not take: a write with a rejection (so the view
     /// rolls it back), a call with its failure, anything else with an error.
     private func refuse(_ refusal: RequestReader.Refusal) {
@@ -111,6 +137,17 @@ extension HostServer {
             answer(write: writeID, with: .failure(refusal.error), to: refusal.requester)
         case .error:
             reply(to: refusal.requester, error: refusal.error)
+        }
+    }
+}
+
+extension Statebus_V1_Request {
+    /// Whether only the leader of a high-availability group may answer it: pings, the views
+    /// list and goodbyes any host answers.
+    fileprivate var needsLeader: Bool {
+        switch body {
+        case .hello, .snapshot, .write, .call: true
+        case .ping, .views, .goodbye, .none: false
         }
     }
 }

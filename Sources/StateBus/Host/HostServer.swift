@@ -81,7 +81,8 @@ final class HostServer {
         // Restore persisted properties before any socket exists: the first snapshot served
         // already holds them.
         persistence = try HostPersistence.open(
-            configuration.persistence, hostName: configuration.name, lockTimeout: configuration.databaseLockTimeout, logger: configuration.logger,
+            configuration.persistence, store: configuration.propertyStore, hostName: configuration.name,
+            lockTimeout: configuration.databaseLockTimeout, logger: configuration.logger,
             objects: objects, state: state)
         restoredSequences = state.inner.withLock { inner in inner.stores.map(\.sequence) }
         publishedSequences = restoredSequences

@@ -40,20 +40,29 @@ final class HostPersistence {
     /// into the host state (stored values win over defaults), and returns the persistence.
     /// - Parameters:
     ///   - persistence: where the host keeps its database (``HostConfiguration/persistence``).
+    ///   - store: a store to use instead (``HostConfiguration/propertyStore``).
     ///   - hostName: the host's name, which names the default database file.
     ///   - lockTimeout: how long to wait for another process's lock on the file.
     /// - Returns: `nil` when nothing is persisted or persistence is disabled.
     /// - Throws: ``PersistenceError`` naming the file and what to do.
     static func open(
-        _ persistence: Persistence, hostName: String, lockTimeout: Duration, logger: Logger, objects: [ObjectDefinition], state: SourceOfTruth
+        _ persistence: Persistence, store opener: PropertyStoreOpener?, hostName: String, lockTimeout: Duration, logger: Logger,
+        objects: [ObjectDefinition], state: SourceOfTruth
     ) throws(PersistenceError) -> HostPersistence? {
         var persisted: [String: Set<String>] = [:]
         for object in objects {
             let names = Set(object.properties.filter(\.isPersisted).map(\.name))
             if !names.isEmpty { persisted[object.name] = names }
         }
-        guard !persisted.isEmpty, let path = persistence.path(hostName: hostName) else { return nil }
-        let store = try SQLitePropertyStore(path: path, lockTimeout: lockTimeout)
+        guard !persisted.isEmpty else { return nil }
+        let store: any PropertyStore
+        if let opener {
+            store = try opener()
+        } else if let path = persistence.path(hostName: hostName) {
+            store = try SQLitePropertyStore(path: path, lockTimeout: lockTimeout)
+        } else {
+            return nil
+        }
         let contents: StoredContents
         do throws(PersistenceError) {
             contents = try store.load()

@@ -12,7 +12,7 @@ public enum Persistence: Sendable, Hashable {
     /// a host never falls back to this silently.
     case disabled
 
-    /// The database path for a host name, or `nil` when disabled.
+    /// The database path for a host name, or `nil` when disabled or kept elsewhere.
     func path(hostName: String) -> String? {
         switch self {
         case .disabled: return nil
@@ -25,4 +25,23 @@ public enum Persistence: Sendable, Hashable {
             return "\(base)/\(hostName).sqlite"
         }
     }
+}
+
+/// Opens a store that is not a local file (``HostConfiguration/propertyStore``).
+package struct PropertyStoreOpener: Sendable, Hashable {
+    /// Where the values live, for messages; also what tells two openers apart.
+    package let location: String
+    private let open: @Sendable () throws(PersistenceError) -> any PropertyStore
+
+    /// Creates an opener.
+    package init(location: String, open: @escaping @Sendable () throws(PersistenceError) -> any PropertyStore) {
+        self.location = location
+        self.open = open
+    }
+
+    /// Opens the store.
+    func callAsFunction() throws(PersistenceError) -> any PropertyStore { try open() }
+
+    package static func == (lhs: PropertyStoreOpener, rhs: PropertyStoreOpener) -> Bool { lhs.location == rhs.location }
+    package func hash(into hasher: inout Hasher) { hasher.combine(location) }
 }

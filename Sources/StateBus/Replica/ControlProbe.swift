@@ -6,9 +6,57 @@ import ZeroMQ
 /// ask without joining: ``HostDescription/fetch(controlEndpoint:timeout:security:)`` and
 /// ``ConnectedView/list(controlEndpoint:timeout:security:)``.
 enum ControlProbe {
-    /// Sends `body` and waits for the first reply that answers it.
+    /// Sends `body` and waits for the first reply that answers it. Given several control
+    /// endpoints (a high-availability group's hosts, separated by commas), asks them all at
+    /// once and takes the leader's answer: a standby's `NOT_LEADER` counts only when no host
+    /// answers otherwise, and a leader it names that is not listed is asked too.
     /// - Returns: the reply, or `nil` when nothing answered within `timeout`.
     static func ask(
+        controlEndpoint: String, timeout: Duration, security: ReplicaSecurity?, body: Statebus_V1_Request.OneOf_Body
+    ) async throws -> Statebus_V1_Reply? {
+        let endpoints = try ControlEndpoints(controlEndpoint).listed
+        guard endpoints.count > 1 else {
+            return try await askOne(controlEndpoint: controlEndpoint, timeout: timeout, security: security, body: body)
+        }
+        let deadline = ContinuousClock.now + timeout
+        let (answer, refusal) = try await askAll(endpoints, timeout: timeout, security: security, body: body)
+        if let answer { return answer }
+        // Every host that answered is a standby: ask the leader one of them named.
+        if let refusal, case .error(let error) = refusal.body, !error.leaderControl.isEmpty, !endpoints.contains(error.leaderControl) {
+            let left = deadline - .now
+            if left > .zero {
+                return try await askOne(controlEndpoint: error.leaderControl, timeout: left, security: security, body: body) ?? refusal
+            }
+        }
+        return refusal
+    }
+
+    /// Asks every endpoint at once.
+    /// - Returns: the first answer that is not a standby's refusal, and a refusal when only
+    ///   standbys answered.
+    private static func askAll(
+        _ endpoints: [String], timeout: Duration, security: ReplicaSecurity?, body: Statebus_V1_Request.OneOf_Body
+    ) async throws -> (answer: Statebus_V1_Reply?, refusal: Statebus_V1_Reply?) {
+        try await withThrowingTaskGroup(of: Statebus_V1_Reply?.self) { group in
+            for endpoint in endpoints {
+                group.addTask { try await askOne(controlEndpoint: endpoint, timeout: timeout, security: security, body: body) }
+            }
+            var refusal: Statebus_V1_Reply?
+            for try await reply in group {
+                guard let reply else { continue }
+                if case .error(let error) = reply.body, error.code == .notLeader {
+                    refusal = refusal ?? reply
+                    continue
+                }
+                group.cancelAll()
+                return (reply, nil)
+            }
+            return (nil, refusal)
+        }
+    }
+
+    /// Asks one endpoint.
+    private static func askOne(
         controlEndpoint: String, timeout: Duration, security: ReplicaSecurity?, body: Statebus_V1_Request.OneOf_Body
     ) async throws -> Statebus_V1_Reply? {
         try RuntimeFolder.checkEndpoint(controlEndpoint)

@@ -20,7 +20,8 @@ import ZeroMQ
 public final class Replica: Sendable {
     /// The object's name.
     public let object: String
-    /// The host's control endpoint.
+    /// The host's control endpoint, or several separated by commas: the hosts of a
+    /// high-availability group, of which the replica follows the leader.
     public let controlEndpoint: String
     /// This replica's id, as the host sees it.
     public let viewID: String
@@ -34,12 +35,16 @@ public final class Replica: Sendable {
     /// Creates a replica and starts joining.
     /// - Parameters:
     ///   - object: the object to bind.
-    ///   - controlEndpoint: the host's control endpoint.
+    ///   - controlEndpoint: the host's control endpoint; or the control endpoints of a
+    ///     high-availability group's hosts, separated by commas (`statebus host --ha`): the
+    ///     replica says hello to one at a time and follows the leader, whichever it is.
     ///   - configuration: identity and patience.
     ///   - loop: an I/O loop to share with other replicas (default: one of its own).
     /// - Throws: `StateBusError` `badRequest` for a ``ReplicaConfiguration/pinnedCPU`` this
-    ///   process may not run on; `ZeroMQError` when no loop can be started.
+    ///   process may not run on or an endpoint list with an empty entry; `ZeroMQError` when
+    ///   no loop can be started.
     public init(object: String, controlEndpoint: String, configuration: ReplicaConfiguration = ReplicaConfiguration(), loop: IOLoop? = nil) throws {
+        let endpoints = try ControlEndpoints(controlEndpoint)
         self.object = object
         self.controlEndpoint = controlEndpoint
         self.viewID = configuration.viewID
@@ -58,7 +63,7 @@ public final class Replica: Sendable {
         if !ownsLoop { engineConfiguration.busyPollingForAnswers = .zero }
         loop.execute { [engineConfiguration] thread in
             let engine = ReplicaClient(
-                thread: thread, shared: shared, object: object, controlEndpoint: controlEndpoint, configuration: engineConfiguration)
+                thread: thread, shared: shared, object: object, endpoints: endpoints, configuration: engineConfiguration)
             bound.fulfil(LoopBound(engine, on: thread))
             engine.connect()
         }

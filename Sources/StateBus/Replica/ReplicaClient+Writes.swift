@@ -52,13 +52,15 @@ extension ReplicaClient {
     func handleWriteReply(_ reply: WriteCodec.DecodedReply) {
         switch reply.outcome {
         case .rejected(let code, _, _, _)
-        where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue:
+        where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue
+            || code == Statebus_V1_ErrorCode.notLeader.rawValue:
             // The host does not hold this connection as ours: ZeroMQ reconnected the socket
             // underneath us (the host restarted, or the connection dropped) and sent what was
-            // queued on it. Nothing was applied. A new connection and hello, and every
-            // unanswered write goes again there, in order (the host's ledger answers a copy of
-            // one it applied before); the receipt stays open.
-            logger.info("the host at \(controlEndpoint) does not know this connection; saying hello again")
+            // queued on it; or it no longer leads its high-availability group. Nothing was
+            // applied. A new connection and hello (a standby's refusal names the leader), and
+            // every unanswered write goes again there, in order (the host's ledger answers a
+            // copy of one it applied before); the receipt stays open.
+            logger.info("the host at \(controlEndpoint) does not take this connection's writes; saying hello again")
             connect()
             return
         case .accepted(let sequence):

@@ -31,7 +31,15 @@ final class ReplicaClient {
 
     let shared: ReplicaShared
     let object: String
-    let controlEndpoint: String
+    /// The host's control endpoints (several for a high-availability group) and the one in use.
+    var endpoints: ControlEndpoints
+    /// When to say hello again after a standby refused it without naming a leader (an
+    /// election under way): `nil` when nothing waits.
+    var leaderRetryDue: ContinuousClock.Instant?
+    /// Standby refusals in a row, for the next retry's delay.
+    var standbyRefusals = 0
+    /// The control endpoint in use.
+    var controlEndpoint: String { endpoints.current }
     let viewID: String
     let configuration: ReplicaConfiguration
     let thread: LoopThread
@@ -103,11 +111,11 @@ final class ReplicaClient {
     let runTopic: [UInt8]
     let joinTopic: [UInt8]
 
-    init(thread: LoopThread, shared: ReplicaShared, object: String, controlEndpoint: String, configuration: ReplicaConfiguration) {
+    init(thread: LoopThread, shared: ReplicaShared, object: String, endpoints: ControlEndpoints, configuration: ReplicaConfiguration) {
         self.thread = thread
         self.shared = shared
         self.object = object
-        self.controlEndpoint = controlEndpoint
+        self.endpoints = endpoints
         self.viewID = configuration.viewID
         self.configuration = configuration
         runTopic = Topic.runs(object)
@@ -125,6 +133,7 @@ final class ReplicaClient {
     /// Opens the control socket and says hello.
     func connect() {
         guard !closed else { return }
+        leaderRetryDue = nil
         if connectedBefore { shared.reconnections.add(1, ordering: .relaxed) }
         connectedBefore = true
         settleSentCalls()
@@ -163,7 +172,7 @@ final class ReplicaClient {
     }
 
     /// Sends a hello on the current connection (the welcome answers the latest one).
-    private func sayHello() {
+    func sayHello() {
         enter(.hello)
         var hello = Statebus_V1_Hello()
         hello.viewID = viewID
@@ -350,9 +359,11 @@ final class ReplicaClient {
                         }
                     }
                 }
-            case .error(let error):
-                let error = StateBusError(wire: error)
-                if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
+            case .error(let wireError):
+                let error = StateBusError(wire: wireError)
+                if error.code == .notLeader, reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
+                    followLeader(named: wireError.leaderControl, refusal: error)
+                } else if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
                     fail(error)
                 } else {
                     logger.warning("host error: \(error)")
@@ -384,6 +395,8 @@ final class ReplicaClient {
             logger.info("host restarted (epoch \(epoch) -> \(welcome.epoch)); resynchronising")
         }
         schema = known
+        endpoints.welcomed()
+        standbyRefusals = 0
         epoch = welcome.epoch
         sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
@@ -429,6 +442,11 @@ final class ReplicaClient {
         expireCalls()
         flushWrites()
         let now = ContinuousClock.now
+        if let due = leaderRetryDue, now >= due {
+            leaderRetryDue = nil
+            connect()
+            return
+        }
         guard !checkControlSilence(at: now) else { return }
         // Well within the host's view-id lease (10 s by default), so it stays ours. A view
         // whose requests wait unanswered pings too: a host that is alive but slow to answer
@@ -466,6 +484,7 @@ final class ReplicaClient {
             if now - lastHeard > silence * (1 << min(silentReconnects, 3)) {
                 logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
                 silentReconnects += 1
+                endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)
                 connect()
             }
         case .hello, .snapshot:
@@ -475,7 +494,16 @@ final class ReplicaClient {
                 // our view id for the old one until its lease ends (so a slow first welcome
                 // would cost the view a whole lease).
                 // Without a connection (opening one failed), only a new one can help.
-                if dealer == nil { connect() } else if phase == .snapshot { requestSnapshot() } else { sayHello() }
+                // With other hosts to try (a high-availability group), a silent one is left:
+                // it may be the leader that died.
+                if dealer == nil || (phase == .hello && endpoints.hasAlternatives) {
+                    endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)
+                    connect()
+                } else if phase == .snapshot {
+                    requestSnapshot()
+                } else {
+                    sayHello()
+                }
             }
         }
     }
@@ -498,6 +526,7 @@ final class ReplicaClient {
                     + "reconnecting. If the host is running, its answer may be larger than this replica reads "
                     + "(ReplicaLimits.maxIncomingMessageBytes, \(limit) bytes): libzmq then drops the connection; raise the limit "
                     + "above the host's HostLimits.maxObjectBytes", object: object))
+        endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)
         connect()
         return true
     }

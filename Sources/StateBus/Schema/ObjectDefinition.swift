@@ -50,4 +50,14 @@ public struct ObjectDefinition: Sendable {
     public var defaultValues: [String: Value] {
         Dictionary(uniqueKeysWithValues: properties.map { ($0.name, $0.defaultValue) })
     }
+
+    /// The same object, starting from these values instead of its defaults (a standby host
+    /// taking over starts from the state it followed). A value that does not fit its
+    /// property's type keeps the default; names the object does not have are ignored.
+    package func startingFrom(_ values: [String: Value]) -> ObjectDefinition {
+        let started = properties.map { property in
+            values[property.name].flatMap { try? property.startingFrom($0) } ?? property
+        }
+        return ObjectDefinition(name, properties: started, actions: actions)
+    }
 }

@@ -155,4 +155,24 @@ public final class PropertyDefinition: Sendable {
         self.normalizeElement = nil
         self.elementValidator = nil
     }
+
+    /// The same property, starting from `value` instead of its default.
+    /// - Throws: `StateBusError` (`typeMismatch`) when the value does not fit the type.
+    func startingFrom(_ value: Value) throws(StateBusError) -> PropertyDefinition {
+        PropertyDefinition(copying: self, defaultValue: try normalize(value))
+    }
+
+    private init(copying other: PropertyDefinition, defaultValue: Value) {
+        name = other.name
+        kind = other.kind
+        typeName = other.typeName
+        self.defaultValue = defaultValue
+        isWritable = other.isWritable
+        isPersisted = other.isPersisted
+        isOptional = other.isOptional
+        normalize = other.normalize
+        validators = other.validators
+        normalizeElement = other.normalizeElement
+        elementValidator = other.elementValidator
+    }
 }

@@ -24,6 +24,7 @@ extension StateBusError.Code {
         case .actionFailed: self = .actionFailed
         case .overloaded: self = .overloaded
         case .interrupted: self = .interrupted
+        case .notLeader: self = .notLeader
         default: self = .other
         }
     }
@@ -48,6 +49,7 @@ extension StateBusError.Code {
         case .actionFailed: .actionFailed
         case .overloaded: .overloaded
         case .interrupted: .interrupted
+        case .notLeader: .notLeader
         case .closed, .timeout, .unsafeEndpoint, .handshakeFailed, .other: .unspecified
         }
     }

@@ -235,6 +235,11 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
 
   /// a relay lost its upstream during the call: it may or may not have run
   case interrupted // = 18
+
+  /// A standby host of a high-availability group (statebus host --ha): another host leads and
+  /// serves. `leader_control` names the leader's control endpoint when the standby knows it;
+  /// the client says hello there (see PROTOCOL.md, "Standby hosts").
+  case notLeader // = 19
   case UNRECOGNIZED(Int)
 
   package init() {
@@ -262,6 +267,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case 16: self = .actionFailed
     case 17: self = .overloaded
     case 18: self = .interrupted
+    case 19: self = .notLeader
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -287,6 +293,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     case .actionFailed: return 16
     case .overloaded: return 17
     case .interrupted: return 18
+    case .notLeader: return 19
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -312,6 +319,7 @@ package nonisolated enum Statebus_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIt
     .actionFailed,
     .overloaded,
     .interrupted,
+    .notLeader,
   ]
 
 }
@@ -1423,6 +1431,9 @@ package nonisolated struct Statebus_V1_Error: Sendable {
 
   package var property: String = String()
 
+  /// NOT_LEADER: the leader's control endpoint, when known
+  package var leaderControl: String = String()
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -1445,7 +1456,7 @@ nonisolated extension Statebus_V1_ElementOperation: SwiftProtobuf._ProtoNameProv
 }
 
 nonisolated extension Statebus_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0\u{1}ERROR_CODE_FORBIDDEN\0\u{1}ERROR_CODE_UNKNOWN_ACTION\0\u{1}ERROR_CODE_ACTION_FAILED\0\u{1}ERROR_CODE_OVERLOADED\0\u{1}ERROR_CODE_INTERRUPTED\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_BAD_REQUEST\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_UNKNOWN_OBJECT\0\u{1}ERROR_CODE_UNKNOWN_PROPERTY\0\u{1}ERROR_CODE_READ_ONLY\0\u{1}ERROR_CODE_TYPE_MISMATCH\0\u{1}ERROR_CODE_INVALID_PATH\0\u{1}ERROR_CODE_VALIDATION_FAILED\0\u{1}ERROR_CODE_VERSION_CONFLICT\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_PERSISTENCE_FAILED\0\u{1}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_VIEW_ID_IN_USE\0\u{1}ERROR_CODE_FORBIDDEN\0\u{1}ERROR_CODE_UNKNOWN_ACTION\0\u{1}ERROR_CODE_ACTION_FAILED\0\u{1}ERROR_CODE_OVERLOADED\0\u{1}ERROR_CODE_INTERRUPTED\0\u{1}ERROR_CODE_NOT_LEADER\0")
 }
 
 nonisolated extension Statebus_V1_Value: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -3499,7 +3510,7 @@ nonisolated extension Statebus_V1_JoinMarker: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".Error"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}object\0\u{1}property\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}object\0\u{1}property\0\u{3}leader_control\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3511,6 +3522,7 @@ nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.object) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.property) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.leaderControl) }()
       default: break
       }
     }
@@ -3529,6 +3541,9 @@ nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.property.isEmpty {
       try visitor.visitSingularStringField(value: self.property, fieldNumber: 4)
     }
+    if !self.leaderControl.isEmpty {
+      try visitor.visitSingularStringField(value: self.leaderControl, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3537,6 +3552,7 @@ nonisolated extension Statebus_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.message != rhs.message {return false}
     if lhs.object != rhs.object {return false}
     if lhs.property != rhs.property {return false}
+    if lhs.leaderControl != rhs.leaderControl {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -38,6 +38,9 @@ class FakeHost:
         #: only: the view must have buffered it). The reply then waits 50 ms, so the runs
         #: reach the view before the snapshot does.
         self.changes_around_snapshot: list[tuple[str, Any]] = []
+        #: Set (``lose_leadership``): the host no longer leads its high-availability group and
+        #: refuses hellos, snapshots and writes ``NOT_LEADER``, naming this leader.
+        self.leader: str | None = None
         self.writes_seen: list[tuple[str, int]] = []
         self.applied: list[tuple[str, int]] = []
         self._commands: queue.Queue[Callable[[], None]] = queue.Queue()
@@ -71,6 +74,14 @@ class FakeHost:
     def forget_views(self) -> None:
         """Unbinds every view id, as a restarted host has: writes get NOT_JOINED."""
         self.do(self._bound.clear)
+
+    def lose_leadership(self, leader: str) -> None:
+        """From now on a standby naming ``leader`` ("" for none): hellos and snapshot
+        requests get ``Reply.error`` ``NOT_LEADER``, writes a ``NOT_LEADER`` rejection; pings
+        are still answered (PROTOCOL.md, "Standby hosts")."""
+        def go() -> None:
+            self.leader = leader
+        self.do(go)
 
     def close(self) -> None:
         self._stop.set()
@@ -121,6 +132,15 @@ class FakeHost:
 
     def _request(self, identity: bytes, request: pb.Request) -> None:
         body = request.WhichOneof("body")
+        if self.leader is not None and body in ("hello", "snapshot", "write"):
+            refusal = pb.Error(code=pb.ERROR_CODE_NOT_LEADER, message="this host is a standby of its group")
+            if body == "write":
+                self.writes_seen.append((request.write.view_id, request.write.write_id))
+                self._reply(identity, request, write_reply=pb.WriteReply(write_id=request.write.write_id, rejection=refusal))
+            else:
+                refusal.leader_control = self.leader
+                self._reply(identity, request, error=refusal)
+            return
         if body == "hello":
             self._bound[request.hello.view_id] = identity
             if request.hello.confirms_by_echo:

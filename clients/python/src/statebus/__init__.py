@@ -26,6 +26,7 @@ import os
 from typing import Any, Generator
 
 from .errors import *  # noqa: F403 - the error classes are part of the API
+from ._endpoints import ControlArgument
 from .errors import __all__ as _errors
 from .keys import KeyFileError, Keys
 from .values import Change, Id, Operation
@@ -52,7 +53,7 @@ class _Connecting:
 
 
 def connect(
-    control: str,
+    control: ControlArgument,
     object: str,
     *,
     protocol_version: int = 2,
@@ -72,7 +73,12 @@ def connect(
 
     Args:
         control: the host's (or relay's) control endpoint, such as
-            ``ipc:///run/user/1000/statebus/statebus.control`` or ``tcp://10.0.0.5:7000``.
+            ``ipc:///run/user/1000/statebus/statebus.control`` or ``tcp://10.0.0.5:7000``;
+            or the control endpoints of a high-availability group's hosts
+            (``statebus host --ha``), separated by commas (``"tcp://a:7000,tcp://b:7000"``)
+            or as a list: the view says hello to one at a time, follows the leader a standby
+            names, and moves on to the next when one falls silent (PROTOCOL.md,
+            "Standby hosts").
         object: the object's name.
         protocol_version: 2 (default) or 1.
         key: this view's CURVE secret key file (``statebus keygen NAME`` writes ``NAME.key``);
@@ -88,7 +94,8 @@ def connect(
         options: passed to :class:`View` (``max_writes_in_flight``, ``context``, ``logger``).
 
     Raises:
-        ValueError: a malformed argument (before anything is sent).
+        ValueError: a malformed argument, such as an empty entry in ``control`` (before
+            anything is sent).
         KeyFileError: an unusable key file.
         StateBusTimeoutError, StateBusError: when awaited: not live in time, or refused.
     """

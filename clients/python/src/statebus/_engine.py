@@ -3,8 +3,10 @@
 One asyncio task polls the view's two sockets (DEALER for control, SUB for updates) and its
 timers, and turns what arrives into events of :class:`~statebus.replica.ReplicaState`:
 the join of PROTOCOL.md section 5 (17.3 in version 2), runs or batches in order, gaps and
-resyncs, re-joins on a new epoch, silence or ``NOT_JOINED``, write and call answers. Each
-protocol rule lives in one method here; the public API is in ``view.py``.
+resyncs, re-joins on a new epoch, silence or ``NOT_JOINED``, write and call answers, and
+following the leader of a high-availability group (``NOT_LEADER``; the endpoint list and its
+rule are in ``_endpoints.py``). Each protocol rule lives in one method here; the public API
+is in ``view.py``.
 """
 
 from __future__ import annotations
@@ -18,13 +20,24 @@ import zmq
 import zmq.asyncio
 from google.protobuf.message import DecodeError
 
+from ._endpoints import ControlEndpoints
 from ._wire import pb
 from .codec import Batch, EpochChanged, SnapshotAssembler, Unreadable, batches_from_run, batches_from_updates, schemas_from_welcome
-from .errors import InterruptedCallError, StateBusError, StateBusTimeoutError, UnknownObjectError, error_from_wire
+from .errors import (
+    InterruptedCallError,
+    NotLeaderError,
+    StateBusError,
+    StateBusTimeoutError,
+    UnknownObjectError,
+    error_from_wire,
+)
 from .replica import BatchResult, Outcome, WriteStatus
 from .values import from_wire
 
 _REQUEST_TIMEOUT = 2.0  # no welcome, join marker or snapshot in time: ask again (section 7)
+_SUSPECT_FOR = 2 * _REQUEST_TIMEOUT  # a silent host named as the leader is not believed for this long
+# Refused without being applied: a new connection, a hello, and the write or call again (section 8).
+_SEND_AGAIN = (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE, pb.ERROR_CODE_NOT_LEADER)
 _PING_AFTER = 2.0  # keep the view id bound (section 8, "Identity")
 _TICK = 0.1  # the timers' resolution
 _MAX_INCOMING = 64 * 1024 * 1024  # the sockets' MAXMSGSIZE, as the Swift view's
@@ -56,7 +69,7 @@ class Engine:
     initialises this state (``View.__init__``). Runs on the view's event loop only."""
 
     # Set by View.__init__: what the view is and how it connects.
-    control_endpoint: str
+    _endpoints: ControlEndpoints
     object: str
     protocol_version: int
     view_id: str
@@ -104,6 +117,18 @@ class Engine:
     _write_deadlines: dict[int, float]
     _write_requests: "dict[int, pb.WriteRequest]"
     _calls: "dict[int, _Call]"
+
+    @property
+    def control_endpoint(self) -> str:
+        """The control endpoint in use: one of :attr:`control_endpoints`, or the leader a
+        standby named (PROTOCOL.md, "Standby hosts")."""
+        return self._endpoints.current
+
+    @property
+    def control_endpoints(self) -> tuple[str, ...]:
+        """The control endpoints the view was given, in order (one, or the hosts of a
+        high-availability group)."""
+        return self._endpoints.listed
 
     def _report_state(self) -> None:  # View's
         raise NotImplementedError
@@ -216,7 +241,11 @@ class Engine:
             if self._retry_hello_at is not None and now >= self._retry_hello_at:
                 self._join_again(reason="retrying after the host's refusal")
             elif self._retry_hello_at is None and now >= self._hello.deadline:
-                self._say_hello(self._schema_hash)  # again on the same connection (section 7)
+                if self._endpoints.has_alternatives:  # it may be the leader that died
+                    self._endpoints.leave_silent(now, _SUSPECT_FOR)
+                    self._join_again(reason=f"no welcome within {_REQUEST_TIMEOUT:g} s")
+                else:
+                    self._say_hello(self._schema_hash)  # again on the same connection (section 7)
         elif self._phase == "marker" and now >= self._marker_deadline:
             self._join_again(reason="no join marker within 2 s")
         elif self._phase == "snapshot" and now >= self._snapshot.deadline:
@@ -224,6 +253,7 @@ class Engine:
         interval = (self._welcome.heartbeat_interval_ms / 1000) if self._welcome else 0
         if interval and self._phase in ("marker", "live") and now - self._last_heard > 3 * interval * self._silence_factor:
             self._silence_factor = min(self._silence_factor * 2, 8)
+            self._endpoints.leave_silent(now, _SUSPECT_FOR)
             self._join_again(reason=f"nothing heard for {now - self._last_heard:.1f} s")
         if self._phase == "live":
             if interval and now - self._live_since > 3 * interval * self._silence_factor:
@@ -309,7 +339,11 @@ class Engine:
                 self._join_again(reason="the host restarted (a pong of another epoch)")
         elif body == "error":
             error = error_from_wire(reply.error)
-            if rid in self._hello.ids and self._phase == "hello":
+            answers_join = (rid in self._hello.ids and self._phase == "hello") or (
+                rid in self._snapshot.ids and self._phase == "snapshot")
+            if answers_join and isinstance(error, NotLeaderError):
+                self._not_leader(error)
+            elif rid in self._hello.ids and self._phase == "hello":
                 self._refused(error)
             elif rid in self._snapshot.ids and self._phase == "snapshot":
                 self._refused(error)
@@ -328,7 +362,28 @@ class Engine:
         self._retry_hello_at = time.monotonic() + _REQUEST_TIMEOUT
         self._report_state()
 
+    def _not_leader(self, error: NotLeaderError) -> None:
+        """A standby (or a leader whose lease ran out) refused the hello or the snapshot
+        (PROTOCOL.md, "Standby hosts"): say hello at once to the leader it named, unless that
+        one fell silent a moment ago; else ask again after a pause (50 ms doubling up to
+        1 s), the next listed endpoint after every 4th refusal in a row. Shown as the last
+        error from the 2nd refusal in a row on; it never ends the first join."""
+        previous = self.control_endpoint
+        follow = self._endpoints.follow(error.leader_control, time.monotonic())
+        if self._endpoints.refusals > 1:
+            self.last_error = error
+        if follow:
+            self._join_again(reason=f"{previous} is a standby; following the leader at {self.control_endpoint}")
+            return
+        pause = self._endpoints.pause()
+        self._log.info("statebus: %s: %s does not lead (%s); asking %s in %.2f s", self.object, previous, error.message,
+                       self.control_endpoint, pause)
+        self._phase = "hello"
+        self._retry_hello_at = time.monotonic() + pause
+        self._report_state()
+
     def _on_welcome(self, welcome: "pb.Welcome") -> None:
+        self._endpoints.welcomed()  # it leads
         if self.protocol_version >= 2 and not welcome.objects and self._hello_schema_hash != 0:
             if self._schema is None or welcome.schema_hash != self._schema_hash:
                 self._say_hello(0)  # the schema we hold is not the host's (17.2)
@@ -435,8 +490,9 @@ class Engine:
             self._apply(self._state.accepted(answer.write_id, answer.sequence))
             return
         error = error_from_wire(answer.rejection)
-        if answer.rejection.code in (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE):
-            # Not applied: say hello on a new connection and send it again (section 8).
+        if answer.rejection.code in _SEND_AGAIN:
+            # Not applied: say hello on a new connection (a standby's refusal names the
+            # leader) and send it again (section 8, "Standby hosts").
             self._join_again(reason=f"a write was refused {error.code_name}")
             return
         self._apply(self._state.refused(answer.write_id, error))
@@ -450,7 +506,7 @@ class Engine:
             call.waiting_sequence, call.epoch = answer.sequence, self._epoch
             self._settle_calls()
             return
-        if answer.error.code in (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE):
+        if answer.error.code in _SEND_AGAIN:
             call.sent = False  # it did not run: send it again once joined
             self._join_again(reason=f"a call was refused {pb.ErrorCode.Name(answer.error.code)}")
             return

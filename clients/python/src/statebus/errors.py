@@ -38,6 +38,7 @@ __all__ = [
     "ActionFailedError",
     "OverloadedError",
     "InterruptedCallError",
+    "NotLeaderError",
     "StateBusTimeoutError",
     "ClosedError",
     "error_from_wire",
@@ -202,6 +203,28 @@ class InterruptedCallError(StateBusError):
     code = pb.ERROR_CODE_INTERRUPTED
 
 
+class NotLeaderError(StateBusError):
+    """The host is a standby of a high-availability group (``statebus host --ha``), or a
+    leader that lost its lease: another host leads and takes the writes.
+
+    A view handles it by itself (PROTOCOL.md, "Standby hosts"): it says hello to the leader
+    the host named, else asks again and tries its other control endpoints; a write or call
+    so refused was not applied and is sent again. An application sees it as the view's
+    ``last_error`` while no leader is found, and in a :class:`StateBusTimeoutError`'s
+    message.
+
+    Attributes:
+        leader_control: the leader's control endpoint, as the host named it ("" when it
+            knows none: an election is under way).
+    """
+
+    code = pb.ERROR_CODE_NOT_LEADER
+
+    def __init__(self, message: str, *, object: str = "", property: str = "", leader_control: str = "") -> None:
+        super().__init__(message, object=object, property=property)
+        self.leader_control = leader_control
+
+
 class StateBusTimeoutError(StateBusError, TimeoutError):
     """A wait ran past its deadline: a join, a write without an answer (rolled back; its
     outcome is unknown), or a call."""
@@ -232,6 +255,7 @@ _BY_CODE: dict[int, type[StateBusError]] = {
         ActionFailedError,
         OverloadedError,
         InterruptedCallError,
+        NotLeaderError,
     )
 }
 
@@ -243,4 +267,6 @@ def error_from_wire(error: "pb.Error") -> StateBusError:
         return UnspecifiedError(
             error.message or f"error code {error.code}", object=error.object, property=error.property, wire_code=error.code
         )
+    if cls is NotLeaderError:
+        return NotLeaderError(error.message, object=error.object, property=error.property, leader_control=error.leader_control)
     return cls(error.message, object=error.object, property=error.property)

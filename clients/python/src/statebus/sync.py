@@ -15,6 +15,7 @@ import copy
 import threading
 from typing import Any, Awaitable, Callable, Iterator, TypeVar
 
+from ._endpoints import ControlArgument
 from .errors import StateBusTimeoutError, UnknownPropertyError
 from .values import Change, Step
 from .view import Changed, ConnectionState, View, default_timeout
@@ -86,6 +87,11 @@ class SyncView:
     def sequence(self) -> int:
         """The host sequence the confirmed state reflects."""
         return self._view.sequence
+
+    @property
+    def control_endpoint(self) -> str:
+        """The control endpoint in use (the leader's, when given several)."""
+        return self._view.control_endpoint
 
     def version(self, name: str) -> int:
         """A property's version (see :meth:`View.version`)."""
@@ -191,9 +197,11 @@ async def _now(value: T) -> T:
     return value
 
 
-def connect_sync(control: str, object: str, *, timeout: float | None = None, **options: Any) -> SyncView:
+def connect_sync(control: ControlArgument, object: str, *, timeout: float | None = None, **options: Any) -> SyncView:
     """:func:`statebus.connect`, blocking: returns a live :class:`SyncView` (use it with
-    ``with`` to close it). Takes the same arguments.
+    ``with`` to close it). Takes the same arguments: ``control`` is one control endpoint,
+    or several (``"tcp://a:7000,tcp://b:7000"``, or a list) of which the view follows the
+    leader.
 
     Raises:
         StateBusTimeoutError, StateBusError: not live in time, or refused by the host.

@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator, Callable, Iterable
 
 import zmq
 
+from ._endpoints import ControlArgument, ControlEndpoints
 from ._engine import Engine, _Call, _Request
 from ._wire import pb
 from .codec import Batch, Schema, SnapshotAssembler, change_to_wire
@@ -101,13 +102,17 @@ class View(Engine):
     sequence once the host accepted the write and this view holds it, or raises the host's
     refusal (a :class:`~statebus.StateBusError` subclass) after rolling the write back.
 
+    Given several control endpoints (the hosts of a high-availability group), it says hello
+    to one at a time and follows the leader (PROTOCOL.md, "Standby hosts");
+    :attr:`control_endpoint` is the one in use.
+
     Not thread-safe: use it from the event loop that made it (or use
     :func:`statebus.connect_sync`).
     """
 
     def __init__(
         self,
-        control: str,
+        control: ControlArgument,
         object: str,
         *,
         protocol_version: int = 2,
@@ -123,8 +128,7 @@ class View(Engine):
     ) -> None:
         if protocol_version not in (1, 2):
             raise ValueError(f"protocol_version is 1 or 2, got {protocol_version!r}")
-        if not isinstance(control, str) or "://" not in control:
-            raise ValueError(f"control must be an endpoint such as ipc:///run/user/1000/statebus/statebus.control, got {control!r}")
+        endpoints = ControlEndpoints.parse(control)
         if not isinstance(object, str) or not object or "\0" in object:
             raise ValueError(f"object must be a non-empty name without NUL, got {object!r}")
         view_id = view_id or str(uuid.uuid4()).upper()
@@ -132,7 +136,7 @@ class View(Engine):
             raise ValueError("a view id has no NUL and at most 252 bytes of UTF-8")
         if write_timeout <= 0 or max_writes_in_flight < 1 or max_queued_writes < 1:
             raise ValueError("write_timeout must be positive, max_writes_in_flight and max_queued_writes at least 1")
-        self.control_endpoint = control
+        self._endpoints = endpoints
         self.object = object
         self.protocol_version = protocol_version
         self.view_id = view_id
@@ -219,7 +223,7 @@ class View(Engine):
             error = self.last_error
             await self.close()
             raise StateBusTimeoutError(
-                f"no live replica of {self.object!r} from {self.control_endpoint} within {wait:g} s"
+                f"no live replica of {self.object!r} from {self._endpoints.describe()} within {wait:g} s"
                 + (f"; the host said: {error.message}" if error else " (is the host running? STATEBUS_TIMEOUT sets the wait)"),
                 object=self.object,
             ) from None

@@ -15,6 +15,7 @@ ERROR_CODE_FORBIDDEN: ErrorCode
 ERROR_CODE_INTERRUPTED: ErrorCode
 ERROR_CODE_INVALID_PATH: ErrorCode
 ERROR_CODE_NOT_JOINED: ErrorCode
+ERROR_CODE_NOT_LEADER: ErrorCode
 ERROR_CODE_OVERLOADED: ErrorCode
 ERROR_CODE_PERSISTENCE_FAILED: ErrorCode
 ERROR_CODE_READ_ONLY: ErrorCode
@@ -122,16 +123,18 @@ class ConnectedView(_message.Message):
     def __init__(self, view_id: _Optional[str] = ..., node_name: _Optional[str] = ..., relay: bool = ..., connected_ms: _Optional[int] = ..., silent_ms: _Optional[int] = ..., key_name: _Optional[str] = ...) -> None: ...
 
 class Error(_message.Message):
-    __slots__ = ["code", "message", "object", "property"]
+    __slots__ = ["code", "leader_control", "message", "object", "property"]
     CODE_FIELD_NUMBER: _ClassVar[int]
+    LEADER_CONTROL_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     OBJECT_FIELD_NUMBER: _ClassVar[int]
     PROPERTY_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
+    leader_control: str
     message: str
     object: str
     property: str
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., object: _Optional[str] = ..., property: _Optional[str] = ...) -> None: ...
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., object: _Optional[str] = ..., property: _Optional[str] = ..., leader_control: _Optional[str] = ...) -> None: ...
 
 class Goodbye(_message.Message):
     __slots__ = ["view_id"]

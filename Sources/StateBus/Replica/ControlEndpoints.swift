@@ -1,0 +1,79 @@
+import Foundation
+
+/// The control endpoints a client may reach its host at, and the one it uses now.
+///
+/// A high-availability group (`statebus host --ha`) has several hosts, one of which leads;
+/// the others are standbys that refuse a hello with `NOT_LEADER`, naming the leader when they
+/// know it. A client given them all (`"tcp://a:7000,tcp://b:7000"`) says hello to one at a
+/// time: to the leader a standby named, else to the next in the list (PROTOCOL.md, "Standby
+/// hosts"). One endpoint behaves as before.
+struct ControlEndpoints: Sendable, Equatable {
+    /// The endpoints as given, in order.
+    let listed: [String]
+    /// The endpoint in use: one of `listed`, or a leader a standby named.
+    private(set) var current: String
+    /// Where in `listed` the next ``advance()`` goes on from.
+    private var position = 0
+    /// An endpoint left because it fell silent, and until when a standby naming it as the
+    /// leader is not believed: etcd keeps a dead leader's key until its lease expires, and
+    /// a standby repeats what etcd says.
+    private var suspect: (endpoint: String, until: ContinuousClock.Instant)?
+
+    /// Reads a comma-separated list (one endpoint is a list of one).
+    /// - Throws: `StateBusError` (`badRequest`) for an empty list or an empty entry.
+    init(_ text: String) throws(StateBusError) {
+        let entries = text.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard entries.allSatisfy({ !$0.isEmpty }) else {
+            throw StateBusError(
+                .badRequest,
+                "the control endpoint list '\(text)' has an empty entry; give one endpoint or several separated by commas, "
+                    + "such as tcp://10.0.0.1:7000,tcp://10.0.0.2:7000")
+        }
+        listed = entries
+        current = entries[0]
+    }
+
+    /// Whether there is more than one endpoint to try.
+    var hasAlternatives: Bool { listed.count > 1 }
+
+    /// Moves on to the next listed endpoint (after the last, the first again).
+    mutating func advance() {
+        position = (position + 1) % listed.count
+        current = listed[position]
+    }
+
+    /// Leaves the endpoint in use because it fell silent: the next listed one is tried, and
+    /// for `duration` a standby that names the silent one as the leader is not followed there.
+    mutating func leaveSilent(at now: ContinuousClock.Instant, suspectingFor duration: Duration) {
+        guard hasAlternatives else { return }
+        suspect = (current, now + duration)
+        advance()
+    }
+
+    /// Uses the leader a standby named.
+    /// - Parameter refusalsInARow: the standby refusals since the last welcome, this one
+    ///   included.
+    /// - Returns: whether the client should say hello there at once; `false` when the
+    ///   standby named no leader (an election is under way), or one that fell silent a
+    ///   moment ago: the client then asks the same standby again a little later, and after
+    ///   a few refusals the next listed endpoint.
+    mutating func follow(leader: String, refusalsInARow: Int, at now: ContinuousClock.Instant) -> Bool {
+        let believed = !leader.isEmpty && !(suspect.map { $0.endpoint == leader && now < $0.until } ?? false)
+        guard believed else {
+            if refusalsInARow % 4 == 0 { advance() }
+            return false
+        }
+        if let index = listed.firstIndex(of: leader) { position = index }
+        current = leader
+        return true
+    }
+
+    /// The endpoint in use welcomed the client: it leads, and nothing is suspected any more.
+    mutating func welcomed() { suspect = nil }
+
+    static func == (lhs: ControlEndpoints, rhs: ControlEndpoints) -> Bool {
+        lhs.listed == rhs.listed && lhs.current == rhs.current && lhs.position == rhs.position
+    }
+}

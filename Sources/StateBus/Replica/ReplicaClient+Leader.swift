@@ -1,0 +1,21 @@
+/// Following the leader of a high-availability group: a standby refuses the hello with
+/// `NOT_LEADER` and names the leader when it knows it (PROTOCOL.md, "Standby hosts").
+extension ReplicaClient {
+    /// Handles a standby's refusal of the hello (or of a snapshot request: the host lost its
+    /// leadership meanwhile): says hello to the leader it named at once, else asks again
+    /// after a pause that grows with refusals in a row, up to a second.
+    func followLeader(named leader: String, refusal: StateBusError) {
+        standbyRefusals += 1
+        let now = ContinuousClock.now
+        let from = controlEndpoint
+        if endpoints.follow(leader: leader, refusalsInARow: standbyRefusals, at: now) {
+            logger.info("the host at \(from) is a standby; following the leader at \(controlEndpoint)")
+            connect()
+            return
+        }
+        // Visible while no leader is found, as a hello's other refusals are.
+        if standbyRefusals > 1 { fail(refusal) }
+        let pause = Duration.milliseconds(50) * (1 << min(standbyRefusals - 1, 5))
+        leaderRetryDue = now + min(pause, .seconds(1))
+    }
+}
