@@ -37,7 +37,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1")
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -94,6 +95,25 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics")
             ], swiftSettings: strict
         ),
+        // etcd's v3 API (its JSON gateway, over async-http-client) and a leader election on
+        // it. Knows nothing of StateBus.
+        .target(
+            name: "StateBusEtcd",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio")
+            ], swiftSettings: strict
+        ),
+        // High availability: hosts of a group, one leading through etcd's election, the others
+        // standing by; persisted state in etcd behind a fencing check.
+        .target(
+            name: "StateBusHA",
+            dependencies: [
+                "StateBus", "StateBusEtcd", "StateBusWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")
+            ], swiftSettings: strict
+        ),
         // The Prometheus exporter: bootstraps swift-prometheus as the swift-metrics backend and
         // serves `/metrics` over HTTP (Hummingbird). Its own module, so that a view process
         // that records metrics does not carry an HTTP server unless it asks for one.
@@ -135,7 +155,12 @@ let package = Package(
                 "StateBusRuntime", "CChildSpawn", .product(name: "Yams", package: "Yams")
             ], swiftSettings: strict),
         // Helpers for integration tests: child processes, waits with deadlines.
-        .target(name: "StateBusTesting", dependencies: ["StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire"], swiftSettings: strict),
+        .target(
+            name: "StateBusTesting",
+            dependencies: [
+                "StateBus", "StateBusLaunch", "StateBusRuntime", "StateBusWire", "StateBusEtcd", .product(name: "Logging", package: "swift-log")
+            ],
+            swiftSettings: strict),
         // The demo's models, views and nodes (the SwiftUI examples of shared/seeds).
         .target(
             name: "StateBusDemo",
@@ -146,7 +171,7 @@ let package = Package(
             name: "statebus",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ", "StateBusPrometheus",
-                "StateBusInspector",
+                "StateBusInspector", "StateBusHA", "StateBusEtcd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -219,7 +244,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "statebus-test-parent",
-                "StateBusWire",
+                "StateBusWire", "StateBusEtcd", .product(name: "Logging", package: "swift-log"),
                 "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict
         ),

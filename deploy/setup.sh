@@ -7,17 +7,20 @@
 #   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
 #   deploy/setup.sh --browser    also Chromium and chromedriver, for the inspector's browser test
 #   deploy/setup.sh --python     also Python 3 with venv, for the Python client (clients/python)
+#   deploy/setup.sh --etcd       also etcd (Debian's etcd-server), for high-availability groups
 set -euo pipefail
 
 want_protoc=no
 want_browser=no
 want_python=no
+want_etcd=no
 for arg in "$@"; do
   case "$arg" in
     --protoc) want_protoc=yes ;;
     --browser) want_browser=yes ;;
     --python) want_python=yes ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --etcd) want_etcd=yes ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,6 +34,7 @@ if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromium ]; then missing+=(chrom
 if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromedriver ]; then missing+=(chromium-driver); fi
 # Debian's python3 makes virtual environments only with python3-venv installed.
 if [ "$want_python" = yes ] && ! python3 -m venv --help >/dev/null 2>&1; then missing+=(python3 python3-venv); fi
+if [ "$want_etcd" = yes ] && [ ! -x /usr/bin/etcd ] && ! command -v etcd >/dev/null 2>&1; then missing+=(etcd-server); fi
 if [ "$want_python" = yes ] && command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip' >/dev/null 2>&1; then missing+=(python3-venv); fi
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, checks the generated protocol code against
-# its .proto, then runs every test (the Swift tests, then the Python client's) and prints a
+# The test command: installs what is missing (etcd too, for the high-availability tests),
+# checks the generated protocol code against its .proto, then runs every test (the Swift tests, then the Python client's) and prints a
 # summary whose last line is the Swift tests' count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-deploy/setup.sh
+deploy/setup.sh --etcd
 proto/check.sh
 # Optional: protoc, pyzmq and protobuf let a test run the Python client of proto/PROTOCOL.md.
 # Without them that one test is skipped (and says so); nothing else depends on them.

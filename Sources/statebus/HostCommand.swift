@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusHA
 import StateBusRuntime
 import StateBusWire
 
@@ -34,6 +35,13 @@ struct HostCommand: AsyncParsableCommand {
               statebus host --object Counter --property count:int=0 --metrics 127.0.0.1:9464   # Prometheus scrapes /metrics
               statebus host --object Counter --property count:int=0 --pin-cpu 0   # low latency, with views run --pin-cpu 0
               statebus host --object Counter --property count:int=0 --busy-poll-us 0   # never poll: CPU before latency
+
+            With --ha, the host joins a high-availability group: etcd elects one leader among \
+            the group's hosts, which serves; the others stand by, follow it, refuse views with \
+            NOT_LEADER naming it, and take over when its lease runs out. Persisted properties \
+            live in etcd. Prints "role leader epoch=… term=…" or "role standby leader=…" at \
+            every change. Views list every host: --control tcp://a:7000,tcp://b:7000.
+              statebus host --ha http://127.0.0.1:2379 --ha-group counters --control tcp://10.0.0.7:7000 --insecure --object Counter --property count:int~=0
 
             A tcp endpoint, loopback included (every user of the machine reaches it), needs \
             --key and --authorized (or --insecure). With keys, SIGHUP re-reads the authorized keys file.
@@ -85,6 +93,7 @@ struct HostCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Run without persistence: persisted properties start from their defaults.")
     var noPersistence = false
 
+    @OptionGroup(title: "High availability") var highAvailability: HighAvailabilityOptions
     @OptionGroup var security: HostSecurityOptions
     @OptionGroup var metrics: MetricsOptions
     @OptionGroup var lowLatency: LowLatencyOptions
@@ -168,6 +177,13 @@ struct HostCommand: AsyncParsableCommand {
         configuration.pinnedCPU = lowLatency.pinCpu
         configuration.busyPollingAfterWrites = .microseconds(busyPollUs)
         try security.apply(to: &configuration)
+        if let group = try highAvailability.highAvailability() {
+            guard !printChanges, database == nil else {
+                throw ValidationError("--ha keeps persisted properties in etcd and has no --print-changes: leave out --database and --print-changes")
+            }
+            try await runInGroup(group, objects: definitions, configuration: configuration, stoppingOn: stop)
+            return
+        }
         let host = try await StateHost(objects: definitions, configuration: configuration)
         let hangups = HangupTrap.reloadingKeys(of: host, when: configuration.security != nil)
         defer { withExtendedLifetime(hangups) {} }
@@ -185,6 +201,22 @@ struct HostCommand: AsyncParsableCommand {
         metrics.announce(metricsEndpoint)
         try await runServices([host] + [metricsEndpoint].compactMap { $0 }, stoppingOn: stop)
         for printer in printers { printer.cancel() }
+        emit("stopped")
+    }
+
+    /// Serves as a host of a high-availability group until SIGINT or SIGTERM, printing its
+    /// role at every change.
+    private func runInGroup(_ group: HighAvailability, objects: [ObjectDefinition], configuration: HostConfiguration, stoppingOn stop: SignalTrap)
+        async throws
+    {
+        let host = try await HighAvailabilityHost(objects: objects, configuration: configuration, highAvailability: group)
+        emit("ready control=\(host.announcedControlEndpoint) updates=\(host.updatesEndpoint) group=\(host.group)")
+        let printer = Task {
+            for await role in host.roleChanges() { emit("role \(role)") }
+        }
+        await stop.wait()
+        await host.stop()
+        printer.cancel()
         emit("stopped")
     }
 }

@@ -30,7 +30,13 @@ final class PublicationTally: Sendable {
     }
 
     /// Starts counting the updates of `object` published at `updatesEndpoint`.
-    init(updatesEndpoint: String, object: String) {
+    convenience init(updatesEndpoint: String, object: String) {
+        self.init(updatesEndpoints: [updatesEndpoint], object: object)
+    }
+
+    /// Starts counting the updates of `object` published at any of `updatesEndpoints` (the
+    /// hosts of a high-availability group: a write applied by two of them counts twice).
+    init(updatesEndpoints: [String], object: String) {
         let topic = Array("u/\(object)".utf8) + [0]
         Thread.detachNewThread { [self] in
             defer { answerWaiters(ending: true) }
@@ -38,7 +44,7 @@ final class PublicationTally: Sendable {
             defer { socket.close() }
             _ = try? socket.set(.receiveHighWaterMark, 0)
             _ = try? socket.subscribe(topic)
-            _ = try? socket.connect(updatesEndpoint)
+            for endpoint in updatesEndpoints { _ = try? socket.connect(endpoint) }
             let poller = Poller()
             _ = poller.add(socket, events: .readable)
             while !stopped.load(ordering: .relaxed) {

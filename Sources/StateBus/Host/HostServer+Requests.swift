@@ -12,7 +12,7 @@ extension HostServer {
         let reader = requestReader
         switch reader.readWrite(identity: identity, payload: payload, maxMessageBytes: configuration.maxMessageBytes) {
         case .success(let (write, writer))?:
-            if let standby = configuration.leadership?.refusal() {
+            if let standby = configuration.leadership?.refusal(write: true) {
                 answer(write: write.writeID, with: .failure(standby.error), to: writer)
                 return
             }
@@ -34,7 +34,7 @@ extension HostServer {
             if let keyName { clients.noteKeyName(keyName, of: identity) }
             (request, requester) = (decoded, sender)
         }
-        if let leadership = configuration.leadership, request.needsLeader, let standby = leadership.refusal() {
+        if let leadership = configuration.leadership, request.needsLeader, let standby = leadership.refusal(write: request.writes) {
             refuseAsStandby(request, with: standby.error, leader: standby.leader, to: requester)
             return
         }
@@ -148,6 +148,14 @@ extension Statebus_V1_Request {
         switch body {
         case .hello, .snapshot, .write, .call: true
         case .ping, .views, .goodbye, .none: false
+        }
+    }
+
+    /// Whether it is a write or a call.
+    fileprivate var writes: Bool {
+        switch body {
+        case .write, .call: true
+        default: false
         }
     }
 }

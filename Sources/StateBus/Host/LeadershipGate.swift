@@ -13,6 +13,7 @@ package final class LeadershipGate: Sendable {
     private enum Role {
         case leading(while: @Sendable (ContinuousClock.Instant) -> Bool)
         case standingBy(leader: String)
+        case readOnly(reason: String)
     }
 
     private let role: Mutex<Role>
@@ -31,14 +32,27 @@ package final class LeadershipGate: Sendable {
         role.withLock { $0 = .standingBy(leader: leader) }
     }
 
+    /// Closes the gate to new views and writes, but keeps serving the views already joined
+    /// (a leader that lost etcd, while no other host is known to lead): their writes are
+    /// refused with `persistenceFailed` and `reason`, which names what was lost.
+    package func serveReadOnly(reason: String) {
+        role.withLock { $0 = .readOnly(reason: reason) }
+    }
+
     /// Whether the host leads now.
     package func leads(at now: ContinuousClock.Instant = .now) -> Bool {
         refusal(at: now) == nil
     }
 
     /// The refusal for a request that needs the leader, or `nil` while the host leads.
-    func refusal(at now: ContinuousClock.Instant = .now) -> (error: StateBusError, leader: String)? {
+    /// - Parameter write: whether the request is a write or a call (a read-only host refuses
+    ///   them differently: its views stay).
+    func refusal(write: Bool = false, at now: ContinuousClock.Instant = .now) -> (error: StateBusError, leader: String)? {
         switch role.withLock({ $0 }) {
+        case .readOnly(let reason) where write:
+            return (StateBusError(.persistenceFailed, "\(reason): the write was not applied; try again once it leads"), "")
+        case .readOnly(let reason):
+            return (StateBusError(.notLeader, "\(reason); it takes no new views until it leads again"), "")
         case .leading(let valid) where valid(now):
             return nil
         case .leading:

@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import Synchronization
+
+// Watches: one streaming POST /v3/watch per watch, answered with newline-delimited JSON
+// lines, the first of which says the watch was created. Opening fails over between endpoints
+// like a unary call; once open, a broken stream ends the watch and the caller watches again
+// from the revision after the last event it saw.
+
+extension EtcdClient {
+    /// Watches one key.
+    ///
+    /// The stream yields each change after `startRevision` in order. It ends with an
+    /// ``EtcdError`` when it could not be opened at any endpoint, when the connection breaks,
+    /// or when etcd cancels the watch (for example because `startRevision` was compacted).
+    /// It never ends without an error while the consumer is still iterating, so the caller
+    /// knows to watch again. Cancelling the consuming task, or dropping the stream, closes
+    /// the HTTP request.
+    /// - Parameters:
+    ///   - key: the key.
+    ///   - startRevision: the first revision to report; nil for changes from now on.
+    public func watch(key: [UInt8], startRevision: Int64? = nil) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
+        watch(WireWatchCreateRequest(key: WireBytes(key), startRevision: startRevision.map(WireInt64.init)))
+    }
+
+    /// Watches every key that starts with `prefix`; otherwise like ``watch(key:startRevision:)``.
+    public func watch(prefix: [UInt8], startRevision: Int64? = nil) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
+        watch(
+            WireWatchCreateRequest(
+                key: WireBytes(prefix.isEmpty ? [0] : prefix), rangeEnd: WireBytes(Self.rangeEnd(ofPrefix: prefix)),
+                startRevision: startRevision.map(WireInt64.init)))
+    }
+
+    private func watch(_ create: WireWatchCreateRequest) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<EtcdWatchEvent, any Error>.makeStream()
+        let task = Task {
+            do {
+                try await self.runWatch(create, continuation)
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    /// Opens the watch at the first endpoint that accepts it and forwards its events.
+    /// Returns only when the consumer went away; throws why the watch ended otherwise.
+    private func runWatch(
+        _ create: WireWatchCreateRequest, _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+    ) async throws(EtcdError) {
+        let body: ByteBuffer
+        do {
+            body = ByteBuffer(bytes: try JSONEncoder().encode(WireWatchRequest(createRequest: create)))
+        } catch {
+            throw EtcdError(.badResponse, endpoints: endpoints, message: "Could not encode the watch request: \(error)")
+        }
+        var tried: [String] = []
+        var lastFailure = EtcdError(.unreachable, endpoints: [], message: "no endpoint was tried")
+        for endpoint in endpointsInTryOrder() {
+            tried.append(endpoint)
+            let opened = WatchOpened()
+            do {
+                try await streamWatch(body, at: endpoint, opened: opened, continuation)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                if opened.isOpen || !error.mayGoBetterElsewhere { throw error.error }
+                lastFailure = error.error
+                logger.debug(
+                    "etcd watch could not be opened, trying the next endpoint", metadata: ["endpoint": "\(endpoint)", "reason": "\(error.error)"])
+            }
+        }
+        throw EtcdError(
+            lastFailure.kind, endpoints: tried, message: "etcd watch could not be opened at any endpoint tried; the last one: \(lastFailure.message)")
+    }
+
+    /// Why one endpoint's watch ended.
+    private struct WatchEnd: Error {
+        var error: EtcdError
+        /// True when the watch never opened for a reason another endpoint may not share
+        /// (unreachable, too slow, without a leader), so the next endpoint is worth a try.
+        var mayGoBetterElsewhere: Bool
+    }
+
+    /// Streams one endpoint's watch, with the request timeout on its opening and none after.
+    private func streamWatch(
+        _ body: ByteBuffer, at endpoint: String, opened: WatchOpened,
+        _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+    ) async throws(WatchEnd) {
+        let timeout = requestTimeout
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await self.readWatch(body, at: endpoint, opened: opened, continuation) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    if !opened.isOpen {
+                        throw WatchEnd(
+                            error: EtcdError(.timeout, endpoints: [endpoint], message: "\(endpoint) did not open the watch within \(timeout)"),
+                            mayGoBetterElsewhere: true)
+                    }
+                }
+                for try await _ in group {}
+            }
+        } catch let end as WatchEnd {
+            throw end
+        } catch let error as EtcdError {
+            throw WatchEnd(error: error, mayGoBetterElsewhere: false)
+        } catch {
+            if Task.isCancelled {
+                throw WatchEnd(error: EtcdError(.cancelled, endpoints: [endpoint], message: "etcd watch was cancelled"), mayGoBetterElsewhere: false)
+            }
+            throw WatchEnd(
+                error: EtcdError(.unreachable, endpoints: [endpoint], message: "etcd watch stream from \(endpoint) broke: \(error)"),
+                mayGoBetterElsewhere: true)
+        }
+    }
+
+    /// Sends the watch request and reads its answer lines until the stream ends.
+    private func readWatch(
+        _ body: ByteBuffer, at endpoint: String, opened: WatchOpened,
+        _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+    ) async throws {
+        var request = HTTPClientRequest(url: endpoint + "/v3/watch")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(body)
+        // No deadline here: the caller's timer bounds the opening, and an open watch is
+        // silent for as long as nothing changes.
+        let response = try await httpClient.execute(request, deadline: .distantFuture, logger: logger)
+        guard response.status == .ok else {
+            let bytes = Data((try? await response.body.collect(upTo: 65536))?.readableBytesView ?? ByteBuffer().readableBytesView)
+            let refusal = refusal(status: response.status, body: bytes, path: "/v3/watch", endpoint: endpoint)
+            throw WatchEnd(error: refusal.error, mayGoBetterElsewhere: refusal.tryNext)
+        }
+        var pending: [UInt8] = []
+        for try await chunk in response.body {
+            pending.append(contentsOf: chunk.readableBytesView)
+            var lineStart = 0
+            while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+                try handleWatchLine(Data(pending[lineStart..<newline]), endpoint: endpoint, opened: opened, continuation)
+                lineStart = newline + 1
+            }
+            pending.removeFirst(lineStart)
+        }
+        if !pending.isEmpty {
+            try handleWatchLine(Data(pending), endpoint: endpoint, opened: opened, continuation)
+        }
+        throw WatchEnd(
+            error: EtcdError(.unreachable, endpoints: [endpoint], message: "etcd at \(endpoint) closed the watch stream"),
+            mayGoBetterElsewhere: !opened.isOpen)
+    }
+
+    /// Handles one answer line: creation, events, cancellation or an error.
+    private func handleWatchLine(
+        _ line: Data, endpoint: String, opened: WatchOpened, _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+    ) throws {
+        guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { return }
+        let message: WireStreamLine<WireWatchResponse>
+        do {
+            message = try JSONDecoder().decode(WireStreamLine<WireWatchResponse>.self, from: line)
+        } catch {
+            throw WatchEnd(
+                error: EtcdError(.badResponse, endpoints: [endpoint], message: "Could not read a watch line from etcd (\(error)): \(preview(line))"),
+                mayGoBetterElsewhere: false)
+        }
+        if let error = message.error {
+            let refusal = refusal(grpcCode: error.grpcCode, message: error.message, status: .ok, path: "/v3/watch", endpoint: endpoint)
+            throw WatchEnd(error: refusal.error, mayGoBetterElsewhere: refusal.tryNext && !opened.isOpen)
+        }
+        guard let result = message.result else { return }
+        if result.created == true { opened.markOpen() }
+        for event in result.events ?? [] {
+            continuation.yield(event.domain)
+        }
+        if result.canceled == true {
+            let why =
+                if let compacted = result.compactRevision?.value, compacted > 0 {
+                    "the start revision was compacted (the oldest kept is \(compacted))"
+                } else {
+                    result.cancelReason ?? "no reason given"
+                }
+            throw WatchEnd(
+                error: EtcdError(.rejected(grpcCode: 11, message: why), endpoints: [endpoint], message: "etcd cancelled the watch: \(why)"),
+                mayGoBetterElsewhere: false)
+        }
+    }
+}
+
+/// Whether a watch's creation line has arrived, shared by its reader and its opening timer.
+private final class WatchOpened: Sendable {
+    private let opened = Atomic<Bool>(false)
+
+    var isOpen: Bool { opened.load(ordering: .acquiring) }
+
+    func markOpen() { opened.store(true, ordering: .releasing) }
+}

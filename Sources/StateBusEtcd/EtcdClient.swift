@@ -1,0 +1,100 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// A client of etcd's v3 API through its JSON gateway (`POST /v3/...`), for etcd 3.4 or later.
+///
+/// Every call has a client-side deadline per endpoint (``requestTimeout``): etcd's own timeout
+/// is over 5 s and a paused or partitioned server answers nothing at all. When an endpoint
+/// cannot be reached, does not answer in time, or answers that it has no leader (HTTP 503),
+/// the call moves on to the next endpoint, trying each at most once; the last endpoint that
+/// answered is tried first next time. Any other refusal is thrown at once.
+///
+/// A call that timed out may still have been applied: re-read before retrying a write that is
+/// not idempotent.
+///
+/// The client owns one `HTTPClient` on the shared event loop group. Call ``shutdown()`` when
+/// done with it; a debug build traps when it is released without that.
+///
+/// Thread safety: all methods may be called from any task or thread at once.
+public final class EtcdClient: Sendable {
+    /// The endpoints, validated, in the order given.
+    public let endpoints: [String]
+    /// How long one endpoint has to answer one request.
+    public let requestTimeout: Duration
+    let logger: Logger
+    let httpClient: HTTPClient
+    /// The index of the endpoint that answered last, which is tried first.
+    private let preferredEndpoint = Mutex<Int>(0)
+
+    /// The largest answer body the client reads.
+    static let maximumBodyBytes = 64 << 20
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - endpoints: etcd client URLs, such as `http://127.0.0.1:2379` (see
+    ///     ``EtcdEndpoints/parse(_:)`` for a comma-separated list).
+    ///   - requestTimeout: how long one endpoint has to answer one request; a call may take
+    ///     up to this times the number of endpoints.
+    ///   - logger: where the client logs failovers (at debug level).
+    /// - Throws: ``EtcdError`` of kind `badEndpoint` when the list is empty or an endpoint is
+    ///   not a valid URL, naming it.
+    public init(endpoints: [String], requestTimeout: Duration = .seconds(1), logger: Logger) throws(EtcdError) {
+        guard !endpoints.isEmpty else {
+            throw EtcdError(.badEndpoint, endpoints: [], message: "No etcd endpoint given")
+        }
+        var validated: [String] = []
+        for endpoint in endpoints {
+            let valid = try EtcdEndpoints.validate(endpoint)
+            if !validated.contains(valid) { validated.append(valid) }
+        }
+        guard requestTimeout > .zero else {
+            throw EtcdError(.badEndpoint, endpoints: validated, message: "The etcd request timeout must be positive, not \(requestTimeout)")
+        }
+        self.endpoints = validated
+        self.requestTimeout = requestTimeout
+        self.logger = logger
+        var configuration = HTTPClient.Configuration()
+        // The connect timeout matches the request's; no read timeout, because a watch is
+        // silent for as long as nothing changes (each call has its own deadline instead).
+        configuration.timeout = .init(connect: TimeAmount(requestTimeout), read: nil)
+        configuration.redirectConfiguration = .disallow
+        // A refused connection fails the request at once instead of being retried until the
+        // connect timeout: the client moves on to the next endpoint itself, and a refusal is
+        // reported as `unreachable`, not as a timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Closes the client's connections, ending open watches. Call it once, when done.
+    public func shutdown() async {
+        do {
+            try await httpClient.shutdown()
+        } catch {
+            logger.debug("etcd client shutdown", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The endpoints in the order one call tries them: the last one that answered first.
+    func endpointsInTryOrder() -> [String] {
+        let first = preferredEndpoint.withLock { $0 }
+        return (0..<endpoints.count).map { endpoints[(first + $0) % endpoints.count] }
+    }
+
+    /// Remembers that `endpoint` answered, so that the next call starts there.
+    func endpointAnswered(_ endpoint: String) {
+        guard let index = endpoints.firstIndex(of: endpoint) else { return }
+        preferredEndpoint.withLock { $0 = index }
+    }
+}
+
+extension TimeAmount {
+    /// The same span as a NIO `TimeAmount`.
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

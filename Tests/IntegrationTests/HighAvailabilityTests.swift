@@ -1,0 +1,166 @@
+import Foundation
+import StateBus
+import StateBusTesting
+import Testing
+
+/// `statebus host --ha`: hosts of a group on a real etcd, one leading, the others standing by;
+/// views that list every host follow the leader through a kill.
+@Suite("High availability: standby hosts on etcd")
+struct HighAvailabilityTests {
+    static let object = "Counter"
+
+    /// Starts `statebus host --ha` for the counter group and waits for its first role.
+    static func groupHost(
+        _ name: String, in system: TestSystem, etcd: EtcdNode, group: String = "counters", object: String = object,
+        expecting role: String = "role "
+    ) async throws -> (process: NodeProcess, control: String) {
+        let control = system.endpoint("\(name).control")
+        let process = try system.startProcess(
+            executable: try BuiltProducts.executable("statebus"),
+            arguments: [
+                "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", group,
+                "--ha-lease-seconds", "1", "--object", object, "--property", "count:int~=0", "--property", "note:string=start"
+            ], name: name)
+        _ = try await process.waitForLine("its role (\(role))", timeout: .seconds(60)) { $0.hasPrefix(role) }
+        return (process, control)
+    }
+
+    @Test("the standby takes over when the leader is killed: views follow, acknowledged durable writes survive")
+    func takeover() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
+            // The standby first: its refusal names the leader, and the view goes there.
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: "\(b.control),\(a.control)"))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            let firstEpoch = view.epoch
+            for count in Int64(1)...20 { _ = try await view.write("count", to: .int(count)).accepted() }
+
+            a.process.kill()
+            _ = try await b.process.waitForLine("the standby to lead", timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            try await view.waitFor(timeout: .seconds(60), "live on the new leader with every acknowledged write") { view in
+                view.connectionState == .live && view.epoch != firstEpoch && view.values["count"] == .int(20)
+            }
+            #expect(try await view.write("count", to: .int(21)).accepted() > 0)
+
+            // The old leader, back, stands by behind the new one.
+            let again = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role standby leader=\(b.control)")
+            #expect(again.control == a.control)
+        }
+    }
+
+    @Test("a standby refuses views with NOT_LEADER naming the leader; one-shot commands given it follow the leader")
+    func standbyRefuses() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
+            do {
+                _ = try await HostDescription.fetch(controlEndpoint: b.control, timeout: .seconds(10))
+                Issue.record("a standby welcomed a hello")
+            } catch let error as StateBusError {
+                #expect(error.code == .notLeader)
+                #expect(error.message.contains(a.control), "\(error)")
+            }
+            let writer = try system.adopt(try Replica(object: Self.object, controlEndpoint: a.control))
+            try await writer.waitUntilLive(timeout: .seconds(30))
+            _ = try await writer.write("count", to: .int(5)).accepted()
+            // `statebus get` given only the standby is led to the leader by its refusal.
+            let get = try system.startProcess(
+                executable: try BuiltProducts.executable("statebus"),
+                arguments: ["get", "--control", b.control, "--object", Self.object, "count"], name: "get")
+            #expect(try await get.exited(timeout: .seconds(60)) == 0, "\(get.output)")
+            #expect(get.output.contains("5"), "\(get.output)")
+        }
+    }
+
+    @Test("a leader paused past its lease takes nothing once the standby leads, and stands by when it resumes")
+    func pausedLeader() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
+            a.process.pause()
+            _ = try await b.process.waitForLine("the standby to lead", timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            let lines = a.process.lineCount
+            a.process.resume()
+            // From its first request on: its own clock says the lease is gone.
+            do {
+                _ = try await HostDescription.fetch(controlEndpoint: a.control, timeout: .seconds(10))
+                Issue.record("a leader whose lease ran out while it was paused welcomed a hello")
+            } catch let error as StateBusError {
+                #expect(error.code == .notLeader, "\(error)")
+            }
+            _ = try await a.process.waitForLine("the old leader to stand by", after: lines, timeout: .seconds(60)) {
+                $0 == "role standby leader=\(b.control)"
+            }
+        }
+    }
+
+    @Test("etcd down: the leader steps down, writes fail naming etcd, views stay live read-only; etcd back, writes go on")
+    func etcdDown() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: a.control))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            _ = try await view.write("count", to: .int(1)).accepted()
+
+            let mark = a.process.lineCount
+            etcd.pause()
+            _ = try await a.process.waitForLine("the leader to step down", after: mark, timeout: .seconds(60)) {
+                $0 == "role standby leader=unknown"
+            }
+            do {
+                _ = try await view.write("count", to: .int(2)).accepted()
+                Issue.record("a host that lost etcd acknowledged a write")
+            } catch let error as StateBusError {
+                #expect(error.code == .persistenceFailed, "\(error)")
+                #expect(error.message.contains("etcd"), "\(error)")
+            }
+            #expect(view.connectionState == .live)
+            #expect(view.values["count"] == .int(1))
+
+            let back = a.process.lineCount
+            etcd.resume()
+            _ = try await a.process.waitForLine("the host to lead again", after: back, timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            try await view.waitFor(timeout: .seconds(60), "live again") { $0.connectionState == .live }
+            _ = try await view.write("count", to: .int(3)).accepted()
+        }
+    }
+
+    @Test("bad group configurations are refused with what to fix")
+    func badConfiguration() async throws {
+        try await withTestSystem { system in
+            // No etcd there: the host names the endpoint and how to start etcd.
+            let nowhere = try system.startProcess(
+                executable: try BuiltProducts.executable("statebus"),
+                arguments: [
+                    "host", "--control", system.endpoint("x.control"), "--ha", "http://127.0.0.1:9", "--ha-group", "g", "--object", "X"
+                ], name: "no-etcd")
+            #expect(try await nowhere.exited(timeout: .seconds(60)) != 0)
+            #expect(nowhere.output.joined().contains("no etcd answered at http://127.0.0.1:9"), "\(nowhere.output)")
+
+            let etcd = try await system.startEtcd()
+            _ = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            // Another object in the same group.
+            let other = try system.startProcess(
+                executable: try BuiltProducts.executable("statebus"),
+                arguments: [
+                    "host", "--control", system.endpoint("o.control"), "--ha", etcd.endpoint, "--ha-group", "counters", "--object", "Other"
+                ], name: "other")
+            #expect(try await other.exited(timeout: .seconds(60)) != 0)
+            #expect(other.output.joined().contains("serve the same objects"), "\(other.output)")
+
+            // A wildcard control endpoint with nothing announced.
+            let wildcard = try system.startProcess(
+                executable: try BuiltProducts.executable("statebus"),
+                arguments: [
+                    "host", "--control", "tcp://0.0.0.0:*", "--insecure", "--ha", etcd.endpoint, "--ha-group", "w", "--object", "X"
+                ], name: "wildcard")
+            #expect(try await wildcard.exited(timeout: .seconds(60)) != 0)
+            #expect(wildcard.output.joined().contains("--ha-advertise-control"), "\(wildcard.output)")
+        }
+    }
+}
