@@ -79,10 +79,11 @@ struct ElectionState {
         return running
     }
 
-    /// Ends every event stream, after resignation.
-    mutating func finishEvents() {
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
+    /// Removes every subscriber and returns them, for the caller to finish outside the lock:
+    /// finishing a stream runs its termination handler, which takes the lock to unsubscribe.
+    mutating func takeSubscribers() -> [AsyncStream<LeaderElection.Event>.Continuation] {
+        defer { subscribers = [:] }
+        return Array(subscribers.values)
     }
 
     /// Adds a subscriber, which first gets the current role (leading or following) if known.

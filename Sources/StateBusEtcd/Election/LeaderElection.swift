@@ -149,7 +149,7 @@ public final class LeaderElection: Sendable {
         if let lease = state.withLock({ $0.lease }) {
             await revokeBestEffort(lease)
         }
-        state.withLock { $0.finishEvents() }
+        for subscriber in state.withLock({ $0.takeSubscribers() }) { subscriber.finish() }
     }
 
     /// Revokes a lease, logging a failure rather than throwing: the lease ends by itself later.
