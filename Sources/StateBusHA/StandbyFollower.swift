@@ -19,6 +19,9 @@ final class StandbyFollower: Sendable {
     init(objects: [String], leaderControl: String, hostName: String, security: HostSecurity?) throws {
         self.leaderControl = leaderControl
         var configuration = ReplicaConfiguration(nodeName: "standby \(hostName)")
+        // The follower closes when the leader is gone: a goodbye nobody hears must not hold
+        // up the takeover.
+        configuration.goodbyeLinger = .zero
         if let security {
             configuration.security = ReplicaSecurity(keys: security.keys, hostPublicKey: security.keys.publicKey)
         }

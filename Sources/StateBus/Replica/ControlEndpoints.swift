@@ -60,14 +60,29 @@ struct ControlEndpoints: Sendable, Equatable {
     ///   moment ago: the client then asks the same standby again a little later, and after
     ///   a few refusals the next listed endpoint.
     mutating func follow(leader: String, refusalsInARow: Int, at now: ContinuousClock.Instant) -> Bool {
-        let believed = !leader.isEmpty && !(suspect.map { $0.endpoint == leader && now < $0.until } ?? false)
-        guard believed else {
-            if refusalsInARow % 4 == 0 { advance() }
+        guard !leader.isEmpty, !isSuspect(leader, at: now) else {
+            if refusalsInARow % 4 == 0 { advanceToUnsuspected(at: now) }
             return false
         }
         if let index = listed.firstIndex(of: leader) { position = index }
         current = leader
         return true
+    }
+
+    /// Whether `endpoint` fell silent a moment ago.
+    private func isSuspect(_ endpoint: String, at now: ContinuousClock.Instant) -> Bool {
+        suspect.map { $0.endpoint == endpoint && now < $0.until } ?? false
+    }
+
+    /// Moves on to the next listed endpoint that did not fall silent a moment ago; stays
+    /// when every other one did.
+    private mutating func advanceToUnsuspected(at now: ContinuousClock.Instant) {
+        let start = (current, position)
+        for _ in 0..<listed.count {
+            advance()
+            if !isSuspect(current, at: now) { return }
+        }
+        (current, position) = start
     }
 
     /// The endpoint in use welcomed the client: it leads, and nothing is suspected any more.

@@ -481,7 +481,10 @@ final class ReplicaClient {
                 reportedStale = true
                 shared.setConnection(.stale)
             }
-            if now - lastHeard > silence * (1 << min(silentReconnects, 3)) {
+            // With other hosts to try (a high-availability group), the next is tried at once:
+            // the backoff is for one host that keeps falling silent.
+            let patience = endpoints.hasAlternatives ? 1 : 1 << min(silentReconnects, 3)
+            if now - lastHeard > silence * patience {
                 logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
                 silentReconnects += 1
                 endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)

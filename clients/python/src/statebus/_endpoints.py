@@ -19,9 +19,9 @@ ControlArgument = Union[str, Sequence[str]]
 #: Refusals in a row without a leader to follow before the next listed endpoint is tried.
 REFUSALS_BEFORE_NEXT = 4
 #: The first pause before asking a standby again; it doubles with each refusal in a row.
-FIRST_PAUSE = 0.05
+FIRST_PAUSE = 0.025
 #: The longest pause before asking a standby again.
-LONGEST_PAUSE = 1.0
+LONGEST_PAUSE = 0.2
 
 
 class ControlEndpoints:
@@ -100,17 +100,30 @@ class ControlEndpoints:
         suspected = self._suspect is not None and self._suspect[0] == leader and now < self._suspect[1]
         if not leader or suspected:
             if self.refusals % REFUSALS_BEFORE_NEXT == 0:
-                self.advance()
+                self._advance_to_unsuspected(now)
             return False
         if leader in self.listed:
             self._position = self.listed.index(leader)
         self.current = leader
         return True
 
+    def _is_suspect(self, endpoint: str, now: float) -> bool:
+        return self._suspect is not None and self._suspect[0] == endpoint and now < self._suspect[1]
+
+    def _advance_to_unsuspected(self, now: float) -> None:
+        """Moves on to the next listed endpoint that did not fall silent a moment ago; stays
+        when every other one did."""
+        start = (self.current, self._position)
+        for _ in range(len(self.listed)):
+            self.advance()
+            if not self._is_suspect(self.current, now):
+                return
+        self.current, self._position = start
+
     def pause(self) -> float:
         """Seconds to wait before asking again after :attr:`refusals` refusals in a row:
-        50 ms, doubling, at most 1 s."""
-        return min(FIRST_PAUSE * 2 ** min(max(self.refusals - 1, 0), 5), LONGEST_PAUSE)
+        25 ms, doubling, at most 200 ms (an election takes about a lease)."""
+        return min(FIRST_PAUSE * 2 ** min(max(self.refusals - 1, 0), 3), LONGEST_PAUSE)
 
     def welcomed(self) -> None:
         """The endpoint in use welcomed the view: it leads; the refusals in a row and the
