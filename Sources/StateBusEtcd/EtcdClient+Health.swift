@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Logging
 import NIOCore
 
 extension EtcdClient {
@@ -43,5 +44,17 @@ extension EtcdClient {
         }
         if answered { return false }
         throw EtcdError(lastKind, endpoints: tried, message: "etcd health check failed at every endpoint tried; the last one: \(lastReason)")
+    }
+}
+
+extension EtcdClient {
+    /// Whether etcd at `endpoint` answers that it is healthy within a second: for waiting on a
+    /// member just started. Any failure is a no.
+    public static func isHealthy(_ endpoint: String) async -> Bool {
+        guard let client = try? EtcdClient(endpoints: [endpoint], requestTimeout: .seconds(1), logger: Logger(label: "statebus.etcd.health"))
+        else { return false }
+        let healthy = (try? await client.health()) ?? false
+        await client.shutdown()
+        return healthy
     }
 }

@@ -32,6 +32,7 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --only keys          # what CURVE costs: Int to 1 view and echo, without and with keys
               statebus bench --only fanout        # 1,000 views on the host, and through 4 relays
               statebus bench --only collection    # one element changed in a 100,000-item collection; its late join
+              statebus bench --only failover      # etcd: durable writes/s, and leader SIGKILL to every view on the new one
               statebus bench --quick --peer qtro  # then Qt Remote Objects' benchmark, with StateBus/QtRO ratios
 
             --peer qtro runs the Qt Remote Objects benchmark of ../shared/peers/qtro (or \
@@ -45,7 +46,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// The parts of the benchmark.
     enum Section: String, CaseIterable, ExpressibleByArgument {
-        case throughput, echo, join, durable, keys, fanout, collection
+        case throughput, echo, join, durable, keys, fanout, collection, failover
     }
 
     @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
@@ -100,6 +101,7 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.keys) { await runner.keys() }
         if sections.contains(.fanout) { await runner.fanout() }
         if sections.contains(.collection) { await runner.collection() }
+        if sections.contains(.failover) { await runner.failover() }
         if peer == .qtro { await runner.qtro(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full")) }
         report = runner.report
         report.judgeTargets()
@@ -141,22 +143,26 @@ struct BenchPlan: Sendable {
     /// Items of the keyed-collection run, and the one-element changes made to it.
     var collectionItems: Int
     var collectionUpdates: Int
+    /// Leader kills of the failover run, and the views that follow.
+    var failoverKills: Int
+    var failoverViews: Int
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
         echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
-        durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200
+        durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200,
+        failoverKills: 2, failoverViews: 3
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
         echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500,
         durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000, collectionItems: 100_000,
-        collectionUpdates: 1_000
+        collectionUpdates: 1_000, failoverKills: 3, failoverViews: 10
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
         echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000,
         durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
-        collectionItems: 100_000, collectionUpdates: 5_000
+        collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10
     )
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusLaunch
 
 /// Runs the parts of the benchmark in turn and writes what they find into a ``BenchReport``.
 /// A part that fails (a worker that times out, say) is recorded as a failed check with its
@@ -267,6 +268,63 @@ struct BenchRunner {
             }
             report.rows.append(row)
         }
+    }
+
+    /// Durable writes committed to etcd by a group's leader, beside the SQLite figures, and
+    /// the time from a leader's SIGKILL to every view live on the new one.
+    mutating func failover() async {
+        guard LocalEtcd.executable != nil else {
+            report.rows.append(
+                BenchReport.Row(
+                    "failover and durable writes to etcd", unit: "count", statebus: nil, raw: nil,
+                    note: "not run: etcd is not installed (deploy/setup.sh --etcd installs Debian's etcd-server)"))
+            return
+        }
+        for (writes, window) in [(plan.durableSequentialWrites, 1), (plan.durableWrites, plan.durableWindow)] {
+            say("durable writes to etcd: \(writes), \(window) in flight")
+            var row = BenchReport.Row(
+                "acknowledged durable writes/s to etcd, \(window) in flight", unit: "rate", statebus: nil, raw: nil, key: "failover.durable.\(window)"
+            )
+            do {
+                let outcome = try await DurableBench(writes: writes, window: window, store: .etcd).run()
+                report.check(
+                    "failover.durable.\(window)", outcome.complete, outcome.problem ?? "all \(writes) writes acknowledged; etcd holds the last")
+                if outcome.complete {
+                    row.statebus = outcome.writesPerSecond
+                    row.note = "\(writes.formatted()) writes in \(outcome.commits.formatted()) fenced etcd transactions (one member, no fsync)"
+                } else {
+                    row.note = "not available: \(outcome.problem ?? "")"
+                }
+            } catch {
+                report.check("failover.durable.\(window)", false, "\(error)")
+                row.note = "not available: \(error)"
+            }
+            report.rows.append(row)
+        }
+        say("failover: \(plan.failoverKills) leader kills, \(plan.failoverViews) views")
+        var median = BenchReport.Row("leader SIGKILL → every view live on the new leader, median", unit: "nanoseconds", statebus: nil, raw: nil)
+        var worst = BenchReport.Row(
+            "leader SIGKILL → every view live on the new leader, worst of \(plan.failoverKills)", unit: "nanoseconds", statebus: nil, raw: nil,
+            key: "failover.worst")
+        do {
+            let outcome = try await FailoverBench(kills: plan.failoverKills, views: plan.failoverViews).run()
+            report.check(
+                "failover", outcome.problem == nil, outcome.problem ?? "\(plan.failoverKills) kills, every view live on the new leader each time")
+            let sorted = outcome.takeovers.sorted().map { Double($0.components.seconds) * 1e9 + Double($0.components.attoseconds) / 1e9 }
+            if outcome.problem == nil, !sorted.isEmpty {
+                median.statebus = sorted[sorted.count / 2]
+                worst.statebus = sorted.last
+                let lease = FailoverBench.leaseSeconds
+                worst.note = "lease \(lease) s, heartbeat \(FailoverBench.heartbeatMs) ms, two hosts, \(plan.failoverViews) views; no raw equivalent"
+            } else {
+                worst.note = "not available: \(outcome.problem ?? "no kill measured")"
+            }
+        } catch {
+            report.check("failover", false, "\(error)")
+            worst.note = "not available: \(error)"
+        }
+        report.rows.append(median)
+        report.rows.append(worst)
     }
 
     // MARK: The peer
