@@ -21,6 +21,8 @@ let package = Package(
         .library(name: "StateBusTerminalUI", targets: ["StateBusTerminalUI"]),
         .library(name: "StateBusTesting", targets: ["StateBusTesting"]),
         .library(name: "StateBusPrometheus", targets: ["StateBusPrometheus"]),
+        .library(name: "StateBusEtcd", targets: ["StateBusEtcd"]),
+        .library(name: "StateBusHA", targets: ["StateBusHA"]),
         .executable(name: "statebus", targets: ["statebus"])
     ],
     dependencies: [
@@ -111,7 +113,8 @@ let package = Package(
         .target(
             name: "StateBusHA",
             dependencies: [
-                "StateBus", "StateBusEtcd", "StateBusWire", "ZeroMQ", .product(name: "Logging", package: "swift-log")
+                "StateBus", "StateBusEtcd", "StateBusWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics")
             ], swiftSettings: strict
         ),
         // The Prometheus exporter: bootstraps swift-prometheus as the swift-metrics backend and
@@ -246,6 +249,14 @@ let package = Package(
                 "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "statebus-test-parent",
                 "StateBusWire", "StateBusEtcd", .product(name: "Logging", package: "swift-log"),
                 "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")
+            ], swiftSettings: strict
+        ),
+        // The etcd client and election against real etcd members the tests start.
+        .testTarget(
+            name: "StateBusEtcdTests",
+            dependencies: [
+                "StateBusEtcd", "StateBusLaunch", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client")
             ], swiftSettings: strict
         ),
         // The testing product's own tests: they run the built `statebus` for process nodes.

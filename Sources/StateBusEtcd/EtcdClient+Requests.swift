@@ -32,7 +32,7 @@ extension EtcdClient {
         do {
             body = ByteBuffer(bytes: try JSONEncoder().encode(request))
         } catch {
-            throw EtcdError(.badResponse, endpoints: endpoints, message: "Could not encode the request to \(path): \(error)")
+            throw EtcdError(.invalidArgument, endpoints: endpoints, message: "Could not encode the request to \(path): \(error)")
         }
         var tried: [String] = []
         var lastFailure: (kind: EtcdError.Kind, reason: String) = (.unreachable, "no endpoint was tried")

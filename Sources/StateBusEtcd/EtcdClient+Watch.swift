@@ -54,7 +54,7 @@ extension EtcdClient {
         do {
             body = ByteBuffer(bytes: try JSONEncoder().encode(WireWatchRequest(createRequest: create)))
         } catch {
-            throw EtcdError(.badResponse, endpoints: endpoints, message: "Could not encode the watch request: \(error)")
+            throw EtcdError(.invalidArgument, endpoints: endpoints, message: "Could not encode the watch request: \(error)")
         }
         var tried: [String] = []
         var lastFailure = EtcdError(.unreachable, endpoints: [], message: "no endpoint was tried")

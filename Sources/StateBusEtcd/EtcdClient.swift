@@ -90,11 +90,3 @@ public final class EtcdClient: Sendable {
         preferredEndpoint.withLock { $0 = index }
     }
 }
-
-extension TimeAmount {
-    /// The same span as a NIO `TimeAmount`.
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-    }
-}

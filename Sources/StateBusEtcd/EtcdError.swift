@@ -55,7 +55,7 @@ public struct EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
         case .timeout:
             "etcd may be overloaded, paused or without quorum; check `etcdctl endpoint status`, or raise the request timeout."
         case .rejected:
-            "etcd refused the request as sent; see its message above."
+            "etcd refused the request as sent; its message says why."
         case .leaseNotFound:
             "The lease expired or was revoked; grant a new one."
         case .badResponse:

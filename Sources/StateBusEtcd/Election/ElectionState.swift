@@ -57,11 +57,13 @@ struct ElectionState {
         term = current
     }
 
-    /// Ends the term, if any, and reports why.
-    mutating func endTerm(reason: String) {
-        guard term != nil else { return }
+    /// Ends the term, if any, and reports why. Returns false when there was none.
+    @discardableResult
+    mutating func endTerm(reason: String) -> Bool {
+        guard term != nil else { return false }
         term = nil
         emit(.steppedDown(reason: reason))
+        return true
     }
 
     /// Reports the leader seen, unless it is the one reported last.
@@ -79,20 +81,18 @@ struct ElectionState {
         return running
     }
 
-    /// Removes every subscriber and returns them, for the caller to finish outside the lock:
-    /// finishing a stream runs its termination handler, which takes the lock to unsubscribe.
+    /// Removes every subscriber, after resignation, and returns their streams to finish.
+    /// They must be finished outside the lock: finishing runs a stream's termination
+    /// handler, which takes the lock to unsubscribe.
     mutating func takeSubscribers() -> [AsyncStream<LeaderElection.Event>.Continuation] {
         defer { subscribers = [:] }
         return Array(subscribers.values)
     }
 
     /// Adds a subscriber, which first gets the current role (leading or following) if known.
-    /// After resignation its stream ends at once.
+    /// Returns nil after resignation: the caller then finishes the stream.
     mutating func subscribe(_ continuation: AsyncStream<LeaderElection.Event>.Continuation) -> Int? {
-        guard phase != .resigned else {
-            continuation.finish()
-            return nil
-        }
+        guard phase != .resigned else { return nil }
         switch lastEvent {
         case .leading, .following: if let lastEvent { continuation.yield(lastEvent) }
         case .steppedDown, nil: break

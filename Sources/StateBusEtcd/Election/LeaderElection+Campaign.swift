@@ -46,8 +46,9 @@ extension LeaderElection {
                 let leader: EtcdKeyValue? =
                     if case .range(let found)? = result.responses.first { found.first } else { nil }
                 guard let leader else {
-                    // Deleted between the compare and now cannot happen inside one
-                    // transaction; an empty answer means another etcd than expected.
+                    // A failed compare means the key existed, and the range in the same
+                    // transaction sees it; should it not, report the leader as unknown and
+                    // campaign again.
                     state.withLock { $0.follow(leader: nil, revision: 0) }
                     await backoff.pause()
                     continue

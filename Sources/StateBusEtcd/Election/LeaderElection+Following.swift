@@ -20,10 +20,9 @@ extension LeaderElection {
     ///   - leader: the leader key as the lost campaign saw it.
     ///   - watchFrom: the revision after the one the campaign saw.
     func follow(_ leader: EtcdKeyValue, watchFrom: Int64) async {
-        var current = leader
         var from = watchFrom
         var backoff = RetryBackoff()
-        report(current)
+        report(leader)
         while !Task.isCancelled {
             let round = await watchRound(from: from)
             switch round {
@@ -34,18 +33,16 @@ extension LeaderElection {
             case .deleted:
                 return
             case .changed(let updated):
-                current = updated
                 from = updated.modRevision + 1
-                report(current)
+                report(updated)
             case .quiet, .broken:
                 if Task.isCancelled { return }
                 let readBy = ContinuousClock.now + client.requestTimeout * client.endpoints.count
                 switch await boundedCall(until: readBy, { [client, leaderKey] in try await client.get(key: leaderKey) }) {
                 case .answered(let found):
                     guard let keyValue = found.keyValue else { return }
-                    current = keyValue
                     from = found.revision + 1
-                    report(current)
+                    report(keyValue)
                 case .failed, .deadlinePassed:
                     await backoff.pause()
                 case .cancelled:

@@ -9,26 +9,38 @@ extension LeaderElection {
     ///   - grantedTTL: the lease's TTL in seconds, as etcd granted it.
     ///   - validUntil: the term's end as known from the grant.
     ///   - renewedAt: when the grant was sent, from which the next renewal is scheduled.
-    func lead(_ leadership: Leadership, grantedTTL: Int64, validUntil initialValidity: ContinuousClock.Instant, renewedAt: ContinuousClock.Instant)
-        async
-    {
-        var validUntil = initialValidity
+    func lead(_ leadership: Leadership, grantedTTL: Int64, validUntil: ContinuousClock.Instant, renewedAt: ContinuousClock.Instant) async {
         let began = state.withLock { $0.beginTerm(leadership, validUntil: validUntil, now: .now) }
         guard began else { return }
         logger.info(
             "leading the election", metadata: ["group": "\(group)", "revision": "\(leadership.createRevision)", "lease": "\(leadership.leaseID)"])
+        // Renewing and watching the key run side by side; whichever ends the term first
+        // (having stepped down already) ends the other.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.renew(leadership, grantedTTL: grantedTTL, validUntil: validUntil, renewedAt: renewedAt) }
+            group.addTask { await self.watchOwnKey(leadership) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Renews the term's lease every third of its TTL until the term ends; returns when it
+    /// stepped down or was cancelled.
+    private func renew(
+        _ leadership: Leadership, grantedTTL: Int64, validUntil initialValidity: ContinuousClock.Instant, renewedAt: ContinuousClock.Instant
+    ) async {
+        var validUntil = initialValidity
         let renewInterval = Duration.seconds(grantedTTL) / 3
         var nextRenewal = renewedAt + renewInterval
         var backoff = RetryBackoff()
+        let expired = "the lease could not be renewed before it could expire (etcd did not answer in time)"
         while true {
             do {
                 try await Task.sleep(until: min(nextRenewal, validUntil), clock: .continuous)
             } catch {
                 return
             }
-            if ContinuousClock.now >= validUntil {
-                return stepDown("the lease could not be renewed before it could expire (etcd did not answer in time)")
-            }
+            if ContinuousClock.now >= validUntil { return stepDown(expired) }
             let sent = ContinuousClock.now
             let renewal = await boundedCall(until: validUntil) { [client] in try await client.keepAlive(lease: leadership.leaseID) }
             switch renewal {
@@ -44,15 +56,16 @@ extension LeaderElection {
                 await backoff.pause()
                 continue
             case .deadlinePassed:
-                return stepDown("the lease could not be renewed before it could expire (etcd did not answer in time)")
+                return stepDown(expired)
             case .cancelled:
                 return
             }
-            // The lease lives, but the key may have been deleted or taken over by hand.
+            // The watch on the key normally notices first; this read covers a watch that
+            // broke without a word.
             let check = await boundedCall(until: validUntil) { [client, leaderKey] in try await client.get(key: leaderKey) }
             switch check {
-            case .answered(let found) where found.keyValue?.createRevision != leadership.createRevision:
-                return stepDown("the leader key was deleted or taken over")
+            case .answered(let found) where !isOwnKey(found.keyValue, leadership):
+                return stepDown(Self.keyLost)
             case .cancelled:
                 return
             case .answered, .failed, .deadlinePassed:
@@ -61,10 +74,42 @@ extension LeaderElection {
         }
     }
 
+    /// Watches the leader key from the term's start and steps down when it is deleted or put
+    /// by someone else; returns then, or when cancelled. A broken watch is opened again from
+    /// where it stopped.
+    private func watchOwnKey(_ leadership: Leadership) async {
+        var from = leadership.createRevision + 1
+        var backoff = RetryBackoff()
+        while !Task.isCancelled {
+            do {
+                for try await event in client.watch(key: leaderKey, startRevision: from) {
+                    backoff.reset()
+                    from = event.keyValue.modRevision + 1
+                    if event.kind == .delete || !isOwnKey(event.keyValue, leadership) {
+                        return stepDown(Self.keyLost)
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("the leader's watch on its key broke; watching again", metadata: ["group": "\(group)", "error": "\(error)"])
+            }
+            await backoff.pause()
+        }
+    }
+
+    /// The reason given when the leader key is no longer this term's.
+    static let keyLost = "the leader key was deleted or taken over"
+
+    /// Whether the leader key, as read, still belongs to the term: created by its campaign
+    /// and attached to its lease.
+    private func isOwnKey(_ keyValue: EtcdKeyValue?, _ leadership: Leadership) -> Bool {
+        keyValue?.createRevision == leadership.createRevision && keyValue?.lease == leadership.leaseID
+    }
+
     /// Ends the term: from here on ``isLeader(at:)`` is false and subscribers hear why.
     private func stepDown(_ reason: String) {
-        logger.warning("stepped down as leader", metadata: ["group": "\(group)", "reason": "\(reason)"])
-        state.withLock { $0.endTerm(reason: reason) }
+        let ended = state.withLock { $0.endTerm(reason: reason) }
+        if ended { logger.warning("stepped down as leader", metadata: ["group": "\(group)", "reason": "\(reason)"]) }
     }
 }
 

@@ -96,11 +96,12 @@ public final class LeaderElection: Sendable {
     /// after ``resign()``.
     public func events() -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream()
-        let id = state.withLock { $0.subscribe(continuation) }
-        if let id {
-            continuation.onTermination = { [weak self] _ in
-                self?.state.withLock { $0.unsubscribe(id) }
-            }
+        guard let id = state.withLock({ $0.subscribe(continuation) }) else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { $0.unsubscribe(id) }
         }
         return stream
     }
@@ -149,17 +150,22 @@ public final class LeaderElection: Sendable {
         if let lease = state.withLock({ $0.lease }) {
             await revokeBestEffort(lease)
         }
-        for subscriber in state.withLock({ $0.takeSubscribers() }) { subscriber.finish() }
+        for continuation in state.withLock({ $0.takeSubscribers() }) {
+            continuation.finish()
+        }
     }
 
     /// Revokes a lease, logging a failure rather than throwing: the lease ends by itself later.
+    /// Does nothing in a cancelled task: ``resign()`` revokes the lease it leaves behind.
     func revokeBestEffort(_ lease: Int64) async {
+        guard !Task.isCancelled else { return }
         do {
             try await client.revoke(lease: lease)
         } catch  where error.kind == .leaseNotFound {
             // Already gone, which is what was wanted.
         } catch {
             logger.debug("could not revoke the election lease; it ends by itself", metadata: ["group": "\(group)", "error": "\(error)"])
+            return
         }
         state.withLock { state in
             if state.lease == lease { state.lease = nil }

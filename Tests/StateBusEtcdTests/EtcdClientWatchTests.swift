@@ -1,0 +1,119 @@
+import AsyncHTTPClient
+import NIOCore
+import StateBusEtcd
+import Synchronization
+import Testing
+
+@Suite("EtcdClient watch", .timeLimit(.minutes(2)))
+struct EtcdClientWatchTests {
+    @Test("a watch sees a put and a delete, in order, from its start revision")
+    func putAndDelete() async throws {
+        try await withEtcdClient { _, client in
+            let start = try await client.get(key: "/w/k").revision + 1
+            let events = client.watch(key: bytes("/w/k"), startRevision: start)
+            let put = try await client.put(key: "/w/k", value: "v1")
+            try await client.put(key: "/w/other", value: "ignored")
+            try await client.delete(key: "/w/k")
+            var seen: [EtcdWatchEvent] = []
+            for try await event in events {
+                seen.append(event)
+                if seen.count == 2 { break }
+            }
+            #expect(seen.map(\.kind) == [.put, .delete])
+            #expect(seen.first?.keyValue.valueString == "v1")
+            #expect(seen.first?.keyValue.createRevision == put)
+            #expect(seen.last?.keyValue.keyString == "/w/k")
+            #expect(seen.last?.keyValue.modRevision == put + 2)
+        }
+    }
+
+    @Test("a watch from an earlier revision replays what happened since")
+    func replay() async throws {
+        try await withEtcdClient { _, client in
+            let first = try await client.put(key: "/w/p/a", value: "1")
+            try await client.put(key: "/w/p/b", value: "2")
+            var keys: [String] = []
+            for try await event in client.watch(prefix: bytes("/w/p/"), startRevision: first) {
+                keys.append(event.keyValue.keyString)
+                if keys.count == 2 { break }
+            }
+            #expect(keys == ["/w/p/a", "/w/p/b"])
+        }
+    }
+
+    @Test("a watch from a compacted revision ends with etcd's cancellation")
+    func compactedStart() async throws {
+        try await withEtcdClient { server, client in
+            let first = try await client.put(key: "/w/k", value: "1")
+            let latest = try await client.put(key: "/w/k", value: "2")
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            var compaction = HTTPClientRequest(url: server.endpoint + "/v3/kv/compaction")
+            compaction.method = .POST
+            compaction.body = .bytes(ByteBuffer(string: "{\"revision\":\"\(latest)\",\"physical\":true}"))
+            let response = try await http.execute(compaction, timeout: .seconds(5))
+            try await http.shutdown()
+            #expect(response.status == .ok)
+            do {
+                for try await event in client.watch(key: bytes("/w/k"), startRevision: first) {
+                    Issue.record("a compacted revision was replayed: \(event)")
+                }
+                Issue.record("the watch ended without an error")
+            } catch let error as EtcdError {
+                guard case .rejected(let code, let message) = error.kind else {
+                    Issue.record("expected rejected, got \(error)")
+                    return
+                }
+                #expect(code == 11)
+                #expect(message.contains("compacted"))
+            }
+        }
+    }
+
+    @Test("a watch ends with an error when etcd goes away")
+    func endsWhenEtcdDies() async throws {
+        try await EtcdTestServer.withEtcd(logger: testLogger) { server in
+            let client = try EtcdClient(endpoints: [server.endpoint], logger: testLogger)
+            let start = try await client.get(key: "/w/k").revision + 1
+            let events = client.watch(key: bytes("/w/k"), startRevision: start)
+            try await client.put(key: "/w/k", value: "v")
+            var iterator = events.makeAsyncIterator()
+            #expect(try await iterator.next()?.keyValue.valueString == "v")
+            await server.kill()
+            do {
+                let event = try await iterator.next()
+                Issue.record("the watch went on after etcd died: \(String(describing: event))")
+            } catch let error as EtcdError {
+                #expect(error.kind == .unreachable)
+                #expect(error.endpoints == [server.endpoint])
+            }
+            await client.shutdown()
+        }
+    }
+
+    @Test("cancelling the task that consumes a watch closes it in etcd")
+    func cancellingClosesTheWatch() async throws {
+        try await withEtcdClient { server, client in
+            let http = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { Task { try? await http.shutdown() } }
+            func openWatchStreams() async throws -> Int {
+                let response = try await http.execute(HTTPClientRequest(url: server.endpoint + "/metrics"), timeout: .seconds(5))
+                let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+                let line = text.split(separator: "\n").first { $0.hasPrefix("etcd_debugging_mvcc_watch_stream_total ") }
+                return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? -1
+            }
+            #expect(try await openWatchStreams() == 0)
+            let received = Atomic<Int>(0)
+            let start = try await client.get(key: "/w/c").revision + 1
+            let consumer = Task {
+                for try await _ in client.watch(key: bytes("/w/c"), startRevision: start) {
+                    received.add(1, ordering: .relaxed)
+                }
+            }
+            try await waitUntil("the watch to open in etcd") { try await openWatchStreams() == 1 }
+            try await client.put(key: "/w/c", value: "1")
+            try await waitUntil("the event to arrive") { received.load(ordering: .relaxed) == 1 }
+            consumer.cancel()
+            try await waitUntil("the watch to close in etcd") { try await openWatchStreams() == 0 }
+        }
+    }
+}
