@@ -99,7 +99,7 @@ public final class HighAvailabilityHost: Sendable {
             await client.shutdown()
             throw StateBusError(.badRequest, "--ha-group: \(error)")
         }
-        let roles = RoleBroadcast()
+        let roles = RoleBroadcast(group: highAvailability.group)
         let member = GroupMember(
             objects: objects, configuration: serving, group: highAvailability.group, record: record, client: client, election: election,
             gate: gate, host: first, roles: roles, logger: logger)

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Synchronization
 
 /// A host's role, told to everyone who listens: the current one at once, then each change.
@@ -30,8 +31,17 @@ final class RoleBroadcast: Sendable {
         return stream
     }
 
+    /// 1 while the host leads its group, 0 otherwise (`statebus_ha_leader`, on `/metrics`).
+    private let leaderGauge: Gauge
+
+    init(group: String) {
+        leaderGauge = Gauge(label: "statebus_ha_leader", dimensions: [("group", group)])
+        leaderGauge.record(0)
+    }
+
     /// Tells every listener of a new role.
     func publish(_ role: HighAvailabilityRole) {
+        if case .leader = role { leaderGauge.record(1) } else { leaderGauge.record(0) }
         state.withLock { state in
             guard !state.finished, state.current != role else { return }
             state.current = role
@@ -41,6 +51,7 @@ final class RoleBroadcast: Sendable {
 
     /// Tells the last role and ends every listener's sequence.
     func finish(with role: HighAvailabilityRole) {
+        leaderGauge.record(0)
         let listeners = state.withLock { state in
             state.current = role
             state.finished = true

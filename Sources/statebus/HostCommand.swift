@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StateBus
 import StateBusHA
+import StateBusPrometheus
 import StateBusRuntime
 import StateBusWire
 
@@ -181,7 +182,7 @@ struct HostCommand: AsyncParsableCommand {
             guard !printChanges, database == nil else {
                 throw ValidationError("--ha keeps persisted properties in etcd and has no --print-changes: leave out --database and --print-changes")
             }
-            try await runInGroup(group, objects: definitions, configuration: configuration, stoppingOn: stop)
+            try await runInGroup(group, objects: definitions, configuration: configuration, metrics: metricsEndpoint, stoppingOn: stop)
             return
         }
         let host = try await StateHost(objects: definitions, configuration: configuration)
@@ -206,15 +207,21 @@ struct HostCommand: AsyncParsableCommand {
 
     /// Serves as a host of a high-availability group until SIGINT or SIGTERM, printing its
     /// role at every change.
-    private func runInGroup(_ group: HighAvailability, objects: [ObjectDefinition], configuration: HostConfiguration, stoppingOn stop: SignalTrap)
-        async throws
-    {
+    private func runInGroup(
+        _ group: HighAvailability, objects: [ObjectDefinition], configuration: HostConfiguration, metrics endpoint: MetricsEndpoint?,
+        stoppingOn stop: SignalTrap
+    ) async throws {
         let host = try await HighAvailabilityHost(objects: objects, configuration: configuration, highAvailability: group)
         emit("ready control=\(host.announcedControlEndpoint) updates=\(host.updatesEndpoint) group=\(host.group)")
         let printer = Task {
             for await role in host.roleChanges() { emit("role \(role)") }
         }
-        await stop.wait()
+        if let endpoint {
+            metrics.announce(endpoint)
+            try await runServices([endpoint], stoppingOn: stop)
+        } else {
+            await stop.wait()
+        }
         await host.stop()
         printer.cancel()
         emit("stopped")

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import StateBus
+import StateBusEtcd
 import StateBusTesting
 import Testing
 
@@ -66,6 +68,15 @@ struct HighAvailabilityTests {
             let writer = try system.adopt(try Replica(object: Self.object, controlEndpoint: a.control))
             try await writer.waitUntilLive(timeout: .seconds(30))
             _ = try await writer.write("count", to: .int(5)).accepted()
+            // The views list is the leader's: a standby refuses to give its own.
+            do {
+                _ = try await ConnectedView.list(controlEndpoint: b.control, timeout: .seconds(10))
+                Issue.record("a standby listed views")
+            } catch let error as StateBusError {
+                #expect(error.code == .notLeader, "\(error)")
+            }
+            let listed = try await ConnectedView.list(controlEndpoint: "\(b.control),\(a.control)", timeout: .seconds(10))
+            #expect(listed.views.contains { $0.viewID == writer.viewID }, "\(listed)")
             // `statebus get` given only the standby is led to the leader by its refusal.
             let get = try system.startProcess(
                 executable: try BuiltProducts.executable("statebus"),
@@ -73,6 +84,27 @@ struct HighAvailabilityTests {
             #expect(try await get.exited(timeout: .seconds(60)) == 0, "\(get.output)")
             #expect(get.output.contains("5"), "\(get.output)")
         }
+    }
+
+    @Test("a leader stopped with SIGTERM resigns: its leader key is gone when it exits, and the standby leads")
+    func resignOnTerm() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
+            let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: .seconds(5), logger: Logger(label: "test.etcd"))
+            defer { Task { await client.shutdown() } }
+            let mark = b.process.lineCount
+            #expect(await a.process.stop() == 0)
+            let key = try await client.get(key: "/statebus/counters/leader").keyValue
+            #expect(key.map { Self.control(in: $0.value) } != a.control, "the leader key still names the stopped host: \(String(describing: key))")
+            _ = try await b.process.waitForLine("the standby to lead", after: mark, timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+        }
+    }
+
+    /// The control endpoint a leader record (the leader key's JSON value) names.
+    static func control(in record: [UInt8]) -> String? {
+        (try? JSONSerialization.jsonObject(with: Data(record)) as? [String: Any])?["control"] as? String
     }
 
     @Test("a leader paused past its lease takes nothing once the standby leads, and stands by when it resumes")

@@ -142,12 +142,13 @@ extension HostServer {
 }
 
 extension Statebus_V1_Request {
-    /// Whether only the leader of a high-availability group may answer it: pings, the views
-    /// list and goodbyes any host answers.
+    /// Whether only the leader of a high-availability group may answer it: pings and
+    /// goodbyes any host answers. The views list is the leader's too: a standby's own (its
+    /// views are on their way to the leader) would hide the group's.
     fileprivate var needsLeader: Bool {
         switch body {
-        case .hello, .snapshot, .write, .call: true
-        case .ping, .views, .goodbye, .none: false
+        case .hello, .snapshot, .write, .call, .views: true
+        case .ping, .goodbye, .none: false
         }
     }
 

@@ -14,8 +14,13 @@ extension ReplicaClient {
             connect()
             return
         }
-        // Visible while no leader is found, as a hello's other refusals are.
-        if standbyRefusals > 1 { fail(refusal) }
+        // Visible while no leader is found, as a hello's other refusals are; logged as news,
+        // not as a warning: an election is a normal moment in a group's life.
+        if standbyRefusals > 1 {
+            logger.info("\(refusal)")
+            shared.inner.withLock { $0.lastError = refusal }
+            shared.connectionFeed.notify([.errorChanged])
+        }
         let pause = Duration.milliseconds(25) * (1 << min(standbyRefusals - 1, 3))
         leaderRetryDue = now + pause
     }
