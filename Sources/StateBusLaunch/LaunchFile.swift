@@ -153,6 +153,31 @@ public struct LaunchFile: Sendable {
     }
     /// Seconds between SIGTERM and SIGKILL at shutdown.
     public var gracePeriod: Double
+    /// The file's high-availability group (`ha:`), when its hosts form one: every host node
+    /// joins the group (`STATEBUS_HA`, `STATEBUS_HA_GROUP` in its environment, which
+    /// `statebus host` reads), and a view that names no host joins them all (its
+    /// `STATEBUS_CONTROL` lists every host's control endpoint), following the leader.
+    public var highAvailability: HighAvailabilityGroup?
+
+    /// A launch file's `ha:` section.
+    ///
+    /// ```yaml
+    /// ha:
+    ///   etcd: http://10.0.0.5:2379,http://10.0.0.6:2379
+    ///   group: counters
+    /// ```
+    public struct HighAvailabilityGroup: Sendable, Equatable {
+        /// etcd's client URLs, comma-separated.
+        public var etcd: String
+        /// The group's name.
+        public var group: String
+
+        /// Creates a section.
+        public init(etcd: String, group: String) {
+            self.etcd = etcd
+            self.group = group
+        }
+    }
     /// The file it was read from.
     public var path: String
 

@@ -45,12 +45,25 @@ struct LaunchFileReader {
         return value
     }
 
+    /// Reads `ha: { etcd: URLS, group: NAME }`.
+    private func highAvailability(_ node: Yams.Node) throws -> LaunchFile.HighAvailabilityGroup {
+        var etcd: String?
+        var group: String?
+        for (key, value) in try mapping(node, "ha", allowed: ["etcd", "group"]) {
+            if key == "etcd" { etcd = try string(value, "ha.etcd") } else { group = try string(value, "ha.group") }
+        }
+        guard let etcd, !etcd.isEmpty else { throw fail(node, "ha.etcd", "expected etcd's client URLs, such as http://10.0.0.5:2379") }
+        guard let group, !group.isEmpty else { throw fail(node, "ha.group", "expected the group's name") }
+        return LaunchFile.HighAvailabilityGroup(etcd: etcd, group: group)
+    }
+
     func read(_ root: Yams.Node?) throws -> LaunchFile {
         var file = LaunchFile(name: "launch", nodes: [], readyTimeout: LaunchFile.defaultReadyTimeout, gracePeriod: 5, path: path)
         var nodesNode: Yams.Node?
-        for (key, value) in try mapping(root, "", allowed: ["name", "nodes", "ready_timeout", "grace_period"]) {
+        for (key, value) in try mapping(root, "", allowed: ["name", "nodes", "ready_timeout", "grace_period", "ha"]) {
             switch key {
             case "name": file.name = try string(value, "name")
+            case "ha": file.highAvailability = try highAvailability(value)
             case "ready_timeout": file.readyTimeout = try number(value, "ready_timeout")
             case "grace_period": file.gracePeriod = try number(value, "grace_period")
             default: nodesNode = value
@@ -187,7 +200,7 @@ struct LaunchFileReader {
                             sequence[index], "\(here).host",
                             "no host or relay node named '\(host)'; hosts and relays: \(servers.joined(separator: ", "))")
                     }
-                } else if node.control == nil, servers.count > 1 {
+                } else if node.control == nil, servers.count > 1, file.highAvailability == nil || file.nodes.contains(where: { $0.role == .relay }) {
                     throw fail(
                         sequence[index], "\(here).host", "say which host or relay this view joins (the file has \(servers.count)), or give control:")
                 }

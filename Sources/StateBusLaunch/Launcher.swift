@@ -76,6 +76,11 @@ public final class Launcher: Sendable {
     func joinedEndpoint(of node: LaunchFile.Node) throws -> String? {
         if node.role == .host { return nil }
         if let server = server(of: node) { return controlEndpoint(of: server) }
+        // A group's hosts: the view follows whichever leads.
+        if node.role == .view, node.host == nil, node.control == nil, file.highAvailability != nil {
+            let hosts = file.nodes.filter { $0.role == .host }
+            if !hosts.isEmpty { return hosts.map(controlEndpoint(of:)).joined(separator: ",") }
+        }
         let environment = ProcessInfo.processInfo.environment
         let (given, variable) =
             node.role == .relay
@@ -176,7 +181,9 @@ public final class Launcher: Sendable {
         let injected: [String: String]
         switch node.role {
         case .host:
-            injected = NodeEnvironment.variables(name: node.name, role: node.role, objects: node.objects, control: controlEndpoint(of: node))
+            injected = NodeEnvironment.variables(
+                name: node.name, role: node.role, objects: node.objects, control: controlEndpoint(of: node),
+                highAvailability: file.highAvailability)
         case .relay:
             injected = NodeEnvironment.variables(
                 name: node.name, role: node.role, objects: node.objects, control: controlEndpoint(of: node), upstream: joined)

@@ -14,8 +14,10 @@ public enum NodeEnvironment {
     ///   - control: its host's control endpoint, if known (for a host or relay: the endpoint
     ///     to bind).
     ///   - upstream: for a relay, the control endpoint of what it relays.
+    ///   - highAvailability: for a host, the group it joins (`STATEBUS_HA`, `STATEBUS_HA_GROUP`).
     public static func variables(
-        name: String, role: LaunchFile.Node.Role, objects: [String], control: String?, upstream: String? = nil
+        name: String, role: LaunchFile.Node.Role, objects: [String], control: String?, upstream: String? = nil,
+        highAvailability: LaunchFile.HighAvailabilityGroup? = nil
     ) -> [String: String] {
         var variables = [
             EnvironmentVariableName.node: name,
@@ -24,6 +26,10 @@ public enum NodeEnvironment {
         ]
         if let control { variables[EnvironmentVariableName.control] = control }
         if let upstream { variables[EnvironmentVariableName.upstream] = upstream }
+        if let highAvailability {
+            variables[EnvironmentVariableName.highAvailabilityEtcd] = highAvailability.etcd
+            variables[EnvironmentVariableName.highAvailabilityGroup] = highAvailability.group
+        }
         return variables
     }
 }

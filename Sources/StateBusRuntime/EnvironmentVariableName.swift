@@ -18,6 +18,11 @@ public enum EnvironmentVariableName {
     public static let control = "STATEBUS_CONTROL"
     /// `STATEBUS_UPSTREAM`: for a relay, the control endpoint of the host (or relay) it relays.
     public static let upstream = "STATEBUS_UPSTREAM"
+    /// For a host of a high-availability group: etcd's client URLs, comma-separated
+    /// (`statebus host --ha`'s default).
+    public static let highAvailabilityEtcd = "STATEBUS_HA"
+    /// For a host of a high-availability group: the group's name (`--ha-group`'s default).
+    public static let highAvailabilityGroup = "STATEBUS_HA_GROUP"
     /// `STATEBUS_KEY_FILE`: the path of the node's CURVE secret key file (never the key
     /// itself: an environment is readable by the user's other processes and logged by
     /// tools).

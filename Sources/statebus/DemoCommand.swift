@@ -19,6 +19,10 @@ struct DemoCommand: AsyncParsableCommand {
             bound to one item, and a counter of open items. Views add, edit, complete, move \
             and remove items at once (element operations, all kept); a view calls the host \
             action clearCompleted(); a view is killed and respawned.
+            4. High availability: etcd (a single member, when installed) and two hosts of one \
+            group serve the shared text; three views list both. The leader is killed \
+            (SIGKILL), the other takes over, the views follow it, the killed one is respawned \
+            and stands by; a table shows who led when.
             Each node's rendering is shown as it changes; a table of every node's final state \
             ends the run. Exits 0 only if every node converged.
 
@@ -33,6 +37,7 @@ struct DemoCommand: AsyncParsableCommand {
               statebus demo --timeout 120                  # a slow machine: 120 s for each step
               statebus demo --interactive
               statebus demo --app todo
+              statebus demo --app ha                       # etcd, two hosts, a killed leader
               statebus demo --interactive --app profile
               statebus demo --interactive --app todo
             """
@@ -41,7 +46,8 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Be one of the views yourself: type edits, see every view update.")
     var interactive = false
 
-    @Option(name: .long, help: "Play only this app (shared-text, profile or todo); with --interactive, the app of the session (default shared-text).")
+    @Option(
+        name: .long, help: "Play only this app (shared-text, profile, todo or ha); with --interactive, the app of the session (default shared-text).")
     var app: String?
 
     @Option(name: .long, help: "Seconds to wait for each step (default: $STATEBUS_TIMEOUT, else 60).")
@@ -59,6 +65,9 @@ struct DemoCommand: AsyncParsableCommand {
         if let app, DemoScenario.InteractiveApp(rawValue: app) == nil {
             throw ValidationError(
                 "--app must be one of: \(DemoScenario.InteractiveApp.allCases.map(\.rawValue).joined(separator: ", ")), got '\(app)'")
+        }
+        if interactive, app == DemoScenario.InteractiveApp.ha.rawValue {
+            throw ValidationError("the ha app has no interactive session: play it with statebus demo --app ha, or pick shared-text, profile or todo")
         }
     }
 
@@ -79,6 +88,7 @@ struct DemoCommand: AsyncParsableCommand {
             case .sharedText: converged = try await scenario.sharedText() && converged
             case .profile: converged = try await scenario.profile() && converged
             case .todo: converged = try await scenario.todo() && converged
+            case .ha: converged = try await scenario.highAvailability() && converged
             }
         }
         if converged {

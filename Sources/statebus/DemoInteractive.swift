@@ -11,6 +11,7 @@ extension DemoScenario {
         case sharedText = "shared-text"
         case profile
         case todo
+        case ha
     }
 
     /// Runs the session until standard input ends, `quit` is typed, or SIGINT/SIGTERM.
@@ -47,7 +48,7 @@ extension DemoScenario {
     /// The launch file of a session, and what to tell the person.
     static func topology(_ app: InteractiveApp, folder: String) -> (yaml: String, help: [String]) {
         switch app {
-        case .sharedText:
+        case .sharedText, .ha:
             let yaml = DemoTopology.sharedText(
                 name: "interactive", folder: folder, views: ["you", "first", "second"].map { DemoTopology.View(name: $0) }, respawnViews: false)
             return (

@@ -41,7 +41,7 @@ struct DemoScenario {
         throw LaunchError("node \(name) did not start within \(deadline)")
     }
 
-    private func step(_ text: String) { emit("\n-- \(text)") }
+    func step(_ text: String) { emit("\n-- \(text)") }
 
     /// What the host of `control` holds of `object`, read through a replica of the demo's own.
     func hostValues(control: String, object: String) async throws -> [String: Value] {

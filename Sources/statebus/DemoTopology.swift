@@ -35,6 +35,42 @@ enum DemoTopology {
             hostArguments: ["--database", "\(folder)/\(name).sqlite"], respawnHost: false, views: views, respawnViews: respawnViews)
     }
 
+    /// The shared text served by a high-availability group on etcd: two hosts
+    /// (`statebus host`, respawned when killed) and `views`, which list both hosts and follow
+    /// the leader.
+    static func highAvailability(name: String, folder: String, etcd: String, views: [String]) -> String {
+        var lines = [
+            "name: \(name)",
+            "ha:",
+            "  etcd: \(etcd)",
+            "  group: \(name)",
+            "nodes:"
+        ]
+        for host in ["host-a", "host-b"] {
+            lines += [
+                "  - name: \(host)",
+                "    role: host",
+                "    objects: [SharedData]",
+                "    control: ipc://\(folder)/\(name)-\(host)",
+                "    executable: statebus",
+                "    arguments: [host, --name, \(host), --heartbeat-ms, 200, --ha-lease-seconds, 1, --object, SharedData, --property, \"sharedText:string~=Hello from the group\"]",
+                // Back after the other host has taken over (the lease is 1 s), so that it
+                // stands by, as a machine that comes back would.
+                "    respawn: { policy: on-failure, delay: 3, max: 3 }"
+            ]
+        }
+        for view in views {
+            lines += [
+                "  - name: \(view)",
+                "    role: view",
+                "    objects: [SharedData]",
+                "    executable: statebus",
+                "    arguments: [node, shared-text, --role, view]"
+            ]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     private static let respawn = "respawn: { policy: on-failure, delay: 0.2, max: 3 }"
 
     private static func launchFile(

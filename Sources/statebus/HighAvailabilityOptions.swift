@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import StateBusEtcd
 import StateBusHA
+import StateBusRuntime
 
 /// `statebus host`'s options for a high-availability group: `--ha`, `--ha-group`,
 /// `--ha-advertise-control`, `--ha-lease-seconds`.
@@ -8,12 +10,14 @@ struct HighAvailabilityOptions: ParsableArguments {
     @Option(
         name: .customLong("ha"),
         help: ArgumentHelp(
-            "etcd's client URLs, separated by commas: the host joins a high-availability group that etcd's election leads.",
+            "etcd's client URLs, separated by commas (default: $STATEBUS_HA): the host joins a high-availability group that etcd's election leads.",
             valueName: "etcd-endpoints"))
-    var etcdEndpoints: String?
+    var etcdOption: String?
 
-    @Option(name: .customLong("ha-group"), help: "The group's name (letters, digits, '.', '_', '-'); every host of a group serves the same objects.")
-    var group: String?
+    @Option(
+        name: .customLong("ha-group"),
+        help: "The group's name (default: $STATEBUS_HA_GROUP): letters, digits, '.', '_', '-'; every host of a group serves the same objects.")
+    var groupOption: String?
 
     @Option(
         name: .customLong("ha-advertise-control"),
@@ -26,6 +30,16 @@ struct HighAvailabilityOptions: ParsableArguments {
         name: .customLong("ha-lease-seconds"),
         help: "How long the leader's lease outlives a leader that stopped renewing it: about a failover's time.")
     var leaseSeconds: Int = 2
+
+    /// `--ha`, else `STATEBUS_HA` (a launch file's `ha:` section sets it).
+    private var etcdEndpoints: String? {
+        etcdOption ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.highAvailabilityEtcd].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `--ha-group`, else `STATEBUS_HA_GROUP`.
+    private var group: String? {
+        groupOption ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.highAvailabilityGroup].flatMap { $0.isEmpty ? nil : $0 }
+    }
 
     /// Checks the options go together.
     func validate() throws {

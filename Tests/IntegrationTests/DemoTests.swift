@@ -33,6 +33,12 @@ struct DemoTests {
                 $0.hasPrefix("list") && $0.hasSuffix("| [ ] t3 call the plumber, [ ] list-1 water the plants, [ ] list-2 take out the bins")
             })
         #expect(output.contains { $0.hasPrefix("counter") && $0.hasSuffix("| Open items: 3") })
+        // High availability: the leader was killed, another host led, every view followed.
+        let terms = output.drop { !$0.hasPrefix("who led when") }.prefix { !$0.isEmpty }.filter { $0.hasPrefix("host-") }
+        #expect(terms.count == 2, "\(terms)")
+        for name in ["first", "second", "third"] {
+            #expect(output.contains { $0.hasPrefix(name) && $0.hasSuffix("| the group survived a kill") }, "\(name) missing from the group's table")
+        }
     }
 
     @Test("`statebus demo --app todo` plays the to-do app alone")
