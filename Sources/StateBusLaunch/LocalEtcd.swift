@@ -47,16 +47,10 @@ public struct LocalEtcd: Sendable {
             let process = try adopt(
                 try NodeProcess(
                     executable: executable,
-                    arguments: [
-                        "--name", name, "--data-dir", "\(folder)/\(name)-\(attempt).etcd",
-                        "--listen-client-urls", endpoint, "--advertise-client-urls", endpoint,
-                        "--listen-peer-urls", "http://127.0.0.1:0", "--initial-advertise-peer-urls", "http://127.0.0.1:0",
-                        "--initial-cluster", "\(name)=http://127.0.0.1:0", "--initial-cluster-state", "new",
-                        "--initial-cluster-token", "statebus-\(getpid())-\(port)",
-                        "--heartbeat-interval", "50", "--election-timeout", "500", "--snapshot-count", "10000",
-                        "--quota-backend-bytes", "134217728", "--unsafe-no-fsync", "--logger", "zap", "--log-level", "error",
-                        "--log-outputs", "stderr"
-                    ], name: name))
+                    arguments: arguments(
+                        name: name, data: "\(folder)/\(name)-\(attempt).etcd", client: endpoint, peer: "http://127.0.0.1:0",
+                        cluster: "\(name)=http://127.0.0.1:0", token: "statebus-\(getpid())-\(port)"),
+                    name: name))
             while true {
                 if await isHealthy(endpoint) { return LocalEtcd(endpoint: endpoint, process: process) }
                 if !process.isRunning, attempt < 5 { break }
@@ -69,5 +63,69 @@ public struct LocalEtcd: Sendable {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
+    }
+
+    /// Starts a cluster of `size` members on loopback (each its own process, client and peer
+    /// ports picked), and waits until every member reports itself healthy.
+    /// - Parameters: as ``start(name:in:timeout:isHealthy:adopt:)``; members are named
+    ///   `<name>1`, `<name>2`, ….
+    /// - Returns: the members, in order.
+    /// - Throws: as ``start(name:in:timeout:isHealthy:adopt:)``.
+    public static func startCluster(
+        size: Int, name: String = "etcd", in folder: String, timeout: Duration = .seconds(60), isHealthy: @Sendable (String) async -> Bool,
+        adopt: (NodeProcess) throws -> NodeProcess = { $0 }
+    ) async throws -> [LocalEtcd] {
+        guard let executable else {
+            throw LaunchError("etcd is not installed: run deploy/setup.sh --etcd (it installs Debian's etcd-server)")
+        }
+        let deadline = ContinuousClock.now + timeout
+        var attempt = 0
+        while true {
+            attempt += 1
+            let clientPorts = try (0..<size).map { _ in try FreePort.pick() }
+            let peerPorts = try (0..<size).map { _ in try FreePort.pick() }
+            let names = (1...size).map { "\(name)\($0)" }
+            let cluster = zip(names, peerPorts).map { "\($0)=http://127.0.0.1:\($1)" }.joined(separator: ",")
+            var members: [LocalEtcd] = []
+            for index in 0..<size {
+                let client = "http://127.0.0.1:\(clientPorts[index])"
+                let peer = "http://127.0.0.1:\(peerPorts[index])"
+                let process = try adopt(
+                    try NodeProcess(
+                        executable: executable,
+                        arguments: arguments(
+                            name: names[index], data: "\(folder)/\(names[index])-\(attempt).etcd", client: client, peer: peer,
+                            cluster: cluster, token: "statebus-\(getpid())-\(clientPorts[0])"),
+                        name: names[index]))
+                members.append(LocalEtcd(endpoint: client, process: process))
+            }
+            while true {
+                var healthy = 0
+                for member in members where await isHealthy(member.endpoint) { healthy += 1 }
+                if healthy == size { return members }
+                if members.contains(where: { !$0.process.isRunning }), attempt < 5 {
+                    for member in members { member.process.terminate(grace: .seconds(1)) }
+                    break
+                }
+                guard ContinuousClock.now < deadline else {
+                    for member in members { member.process.terminate(grace: .seconds(1)) }
+                    throw WaitTimeout(
+                        what: "a \(size)-member etcd cluster to be healthy", timeout: timeout, lastSeen: "\(healthy) of \(size) members healthy")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// A member's command line: its URLs, the cluster's, and the timing that keeps a lease's
+    /// minimum at 1 s.
+    private static func arguments(name: String, data: String, client: String, peer: String, cluster: String, token: String) -> [String] {
+        [
+            "--name", name, "--data-dir", data, "--listen-client-urls", client, "--advertise-client-urls", client,
+            "--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer, "--initial-cluster", cluster,
+            "--initial-cluster-state", "new", "--initial-cluster-token", token,
+            "--heartbeat-interval", "50", "--election-timeout", "500", "--snapshot-count", "10000",
+            "--quota-backend-bytes", "134217728", "--unsafe-no-fsync", "--logger", "zap", "--log-level", "error", "--log-outputs", "stderr"
+        ]
     }
 }

@@ -34,4 +34,14 @@ extension TestSystem {
         let member = try await LocalEtcd.start(name: name, in: folder, timeout: timeout, isHealthy: EtcdClient.isHealthy, adopt: adopt)
         return EtcdNode(endpoint: member.endpoint, process: member.process)
     }
+
+    /// Starts a cluster of `size` etcd members on loopback ports, and waits until every
+    /// member is healthy.
+    /// - Returns: the members; give a host all their endpoints (`--ha a,b,c`).
+    /// - Throws: as ``startEtcd(name:timeout:)``.
+    public func startEtcdCluster(size: Int = 3, timeout: Duration = .seconds(60)) async throws -> [EtcdNode] {
+        try await LocalEtcd.startCluster(size: size, in: folder, timeout: timeout, isHealthy: EtcdClient.isHealthy, adopt: adopt).map {
+            EtcdNode(endpoint: $0.endpoint, process: $0.process)
+        }
+    }
 }

@@ -162,6 +162,92 @@ struct HighAvailabilityTests {
         }
     }
 
+    @Test("one etcd member of three killed: the group keeps its leader or elects another, and durable writes go on")
+    func etcdMemberKilled() async throws {
+        try await withTestSystem { system in
+            let members = try await system.startEtcdCluster(size: 3)
+            let endpoints = members.map(\.endpoint).joined(separator: ",")
+            var hosts: [(process: NodeProcess, control: String)] = []
+            for name in ["a", "b"] {
+                let control = system.endpoint("\(name).control")
+                let process = try system.startProcess(
+                    executable: try BuiltProducts.executable("statebus"),
+                    arguments: [
+                        "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", endpoints, "--ha-group", "cluster",
+                        "--ha-lease-seconds", "2", "--object", Self.object, "--property", "count:int~=0"
+                    ], name: name)
+                _ = try await process.waitForLine("host \(name)'s role", timeout: .seconds(60)) { $0.hasPrefix("role ") }
+                hosts.append((process, control))
+            }
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: hosts.map(\.control).joined(separator: ",")))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            _ = try await view.write("count", to: .int(1)).accepted()
+            // The first member: every host's client tries it first.
+            members[0].kill()
+            for count in Int64(2)...20 {
+                _ = try await view.write("count", to: .int(count)).accepted()
+            }
+            try await view.waitFor(timeout: .seconds(60), "the last write shown") { $0.values["count"] == .int(20) }
+        }
+    }
+
+    @Test("the leader cut off from etcd steps down before the standby takes over: no two hosts acknowledge at once")
+    func leaderCutOff() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let etcdPort = try #require(Int(etcd.endpoint.split(separator: ":").last ?? ""))
+            let link = try CuttableLink(to: etcdPort)
+            defer { link.stop() }
+            // a reaches etcd only through the link; b directly.
+            let statebus = try BuiltProducts.executable("statebus")
+            func host(_ name: String, etcd endpoint: String) throws -> (NodeProcess, String) {
+                let control = system.endpoint("\(name).control")
+                let process = try system.startProcess(
+                    executable: statebus,
+                    arguments: [
+                        "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", endpoint, "--ha-group", "cut",
+                        "--ha-lease-seconds", "1", "--object", Self.object, "--property", "count:int~=0"
+                    ], name: name)
+                return (process, control)
+            }
+            let (a, aControl) = try host("a", etcd: "http://127.0.0.1:\(link.port)")
+            _ = try await a.waitForLine("a to lead", timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            let (b, bControl) = try host("b", etcd: etcd.endpoint)
+            _ = try await b.waitForLine("b to stand by", timeout: .seconds(60)) { $0 == "role standby leader=\(aControl)" }
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: "\(aControl),\(bControl)"))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            for count in Int64(1)...10 { _ = try await view.write("count", to: .int(count)).accepted() }
+
+            // Each host's role changes, as the test sees them arrive.
+            let clock = ContinuousClock()
+            let (aMark, bMark) = (a.lineCount, b.lineCount)
+            link.cut()
+            async let stepDown = a.waitForLine("a to step down", after: aMark, timeout: .seconds(60)) { $0.hasPrefix("role standby") }
+            async let takeOver = b.waitForLine("b to lead", after: bMark, timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            _ = try await stepDown
+            let aStoppedAt = clock.now
+            _ = try await takeOver
+            let bStartedAt = clock.now
+            #expect(aStoppedAt <= bStartedAt, "b led before a stepped down")
+            // The view still reaches a, which keeps it live and read-only: its next write is
+            // refused naming etcd, and the view then finds b, which leads.
+            let epoch = view.epoch
+            do {
+                _ = try await view.write("count", to: .int(11)).accepted()
+            } catch let error as StateBusError {
+                #expect(error.code == .persistenceFailed && error.message.contains("etcd"), "\(error)")
+            }
+            try await view.waitFor(timeout: .seconds(60), "live on b") { $0.connectionState == .live && $0.epoch != epoch }
+            for count in Int64(11)...20 { _ = try await view.write("count", to: .int(count)).accepted() }
+            try await view.waitFor(timeout: .seconds(60), "the last write shown") { $0.values["count"] == .int(20) }
+
+            // The link back: a stands by behind b.
+            let back = a.lineCount
+            link.restore()
+            _ = try await a.waitForLine("a to stand by behind b", after: back, timeout: .seconds(60)) { $0 == "role standby leader=\(bControl)" }
+        }
+    }
+
     @Test("bad group configurations are refused with what to fix")
     func badConfiguration() async throws {
         try await withTestSystem { system in

@@ -19,7 +19,7 @@ enum ControlProbe {
             return try await askOne(controlEndpoint: controlEndpoint, timeout: timeout, security: security, body: body)
         }
         let deadline = ContinuousClock.now + timeout
-        let (answer, refusal) = try await askAll(endpoints, timeout: timeout, security: security, body: body)
+        let (answer, _, refusal) = try await askAll(endpoints, timeout: timeout, security: security, body: body)
         if let answer { return answer }
         // Every host that answered is a standby: ask the leader one of them named.
         if let refusal, case .error(let error) = refusal.body, !error.leaderControl.isEmpty, !endpoints.contains(error.leaderControl) {
@@ -31,27 +31,36 @@ enum ControlProbe {
         return refusal
     }
 
+    /// The endpoint among `endpoints` whose host welcomes a hello (the leader of their group:
+    /// standbys refuse), or `nil` when none does within `timeout`.
+    static func leader(among endpoints: [String], timeout: Duration, security: ReplicaSecurity?) async -> String? {
+        guard let found = try? await askAll(endpoints, timeout: timeout, security: security, body: .hello(Statebus_V1_Hello())),
+            case .welcome? = found.answer?.body
+        else { return nil }
+        return found.endpoint
+    }
+
     /// Asks every endpoint at once.
-    /// - Returns: the first answer that is not a standby's refusal, and a refusal when only
-    ///   standbys answered.
+    /// - Returns: the first answer that is not a standby's refusal and the endpoint that gave
+    ///   it, and a refusal when only standbys answered.
     private static func askAll(
         _ endpoints: [String], timeout: Duration, security: ReplicaSecurity?, body: Statebus_V1_Request.OneOf_Body
-    ) async throws -> (answer: Statebus_V1_Reply?, refusal: Statebus_V1_Reply?) {
-        try await withThrowingTaskGroup(of: Statebus_V1_Reply?.self) { group in
+    ) async throws -> (answer: Statebus_V1_Reply?, endpoint: String?, refusal: Statebus_V1_Reply?) {
+        try await withThrowingTaskGroup(of: (Statebus_V1_Reply?, String).self) { group in
             for endpoint in endpoints {
-                group.addTask { try await askOne(controlEndpoint: endpoint, timeout: timeout, security: security, body: body) }
+                group.addTask { (try await askOne(controlEndpoint: endpoint, timeout: timeout, security: security, body: body), endpoint) }
             }
             var refusal: Statebus_V1_Reply?
-            for try await reply in group {
+            for try await (reply, endpoint) in group {
                 guard let reply else { continue }
                 if case .error(let error) = reply.body, error.code == .notLeader {
                     refusal = refusal ?? reply
                     continue
                 }
                 group.cancelAll()
-                return (reply, nil)
+                return (reply, endpoint, nil)
             }
-            return (nil, refusal)
+            return (nil, nil, refusal)
         }
     }
 

@@ -1,3 +1,5 @@
+import ZeroMQ
+
 /// Following the leader of a high-availability group: a standby refuses the hello with
 /// `NOT_LEADER` and names the leader when it knows it (PROTOCOL.md, "Standby hosts").
 extension ReplicaClient {
@@ -23,5 +25,32 @@ extension ReplicaClient {
         }
         let pause = Duration.milliseconds(25) * (1 << min(standbyRefusals - 1, 3))
         leaderRetryDue = now + pause
+    }
+
+    /// After a write refused `PERSISTENCE_FAILED` by a host of a group (a leader that lost
+    /// etcd serves its views read-only, and cannot know whether another host leads): asks
+    /// the other listed hosts, without leaving this one, whether one of them leads, and
+    /// joins it if so. Otherwise the view stays, live and read-only.
+    func searchForLeader() {
+        guard endpoints.hasAlternatives, !searchingForLeader, !closed else { return }
+        searchingForLeader = true
+        let others = endpoints.listed.filter { $0 != controlEndpoint }
+        let engine = LoopBound(self, on: thread)
+        let loop = thread.loop
+        let (timeout, security) = (configuration.requestTimeout, configuration.security)
+        Task {
+            let leader = await ControlProbe.leader(among: others, timeout: timeout, security: security)
+            loop.execute { _ in engine.value.leaderSearchEnded(found: leader) }
+        }
+    }
+
+    /// Joins the leader a search found, if any.
+    private func leaderSearchEnded(found leader: String?) {
+        searchingForLeader = false
+        guard let leader, !closed, leader != controlEndpoint else { return }
+        logger.info("the host at \(controlEndpoint) takes no writes and \(leader) leads: joining it")
+        standbyRefusals = 0
+        _ = endpoints.follow(leader: leader, refusalsInARow: 1, at: .now)
+        connect()
     }
 }

@@ -66,6 +66,7 @@ extension ReplicaClient {
         case .accepted(let sequence):
             shared.complete(writeID: reply.writeID, with: .success(sequence))
         case .rejected(let code, let message, let object, let property):
+            if code == Statebus_V1_ErrorCode.persistenceFailed.rawValue { searchForLeader() }
             var wire = Statebus_V1_Error()
             wire.code = Statebus_V1_ErrorCode(rawValue: code) ?? .unspecified
             wire.message = message

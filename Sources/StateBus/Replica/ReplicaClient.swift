@@ -38,6 +38,8 @@ final class ReplicaClient {
     var leaderRetryDue: ContinuousClock.Instant?
     /// Standby refusals in a row, for the next retry's delay.
     var standbyRefusals = 0
+    /// Whether a search for the group's leader is under way (``searchForLeader()``).
+    var searchingForLeader = false
     /// The control endpoint in use.
     var controlEndpoint: String { endpoints.current }
     let viewID: String
