@@ -46,6 +46,9 @@ actor GroupMember {
     /// The leader's host, while this one leads.
     var leadingHost: StateHost? { leads ? host : nil }
 
+    /// The host bound now, leading or standing by (`nil` once stopped).
+    var boundHost: StateHost? { host }
+
     /// Reacts to one election event.
     func handle(_ event: LeaderElection.Event) async {
         guard !stopped else { return }

@@ -132,6 +132,18 @@ public final class HighAvailabilityHost: Sendable {
         get async { await member.leadingHost }
     }
 
+    /// Reads the authorized keys file again, as ``StateHost/reloadAuthorizedKeys()`` does,
+    /// for the host bound now (the leader's or the standby's; every later one reads the file
+    /// when it starts).
+    /// - Returns: what changed.
+    /// - Throws: as ``StateHost/reloadAuthorizedKeys()``; `StateBusError` (`closed`) after
+    ///   ``stop()``.
+    @discardableResult
+    public func reloadAuthorizedKeys() async throws -> AuthorizedKeysReload {
+        guard let host = await member.boundHost else { throw StateBusError(.closed, "the host has left its group") }
+        return try await host.reloadAuthorizedKeys()
+    }
+
     /// Leaves the group: stops taking writes, resigns (a standby takes over at once, without
     /// waiting for the lease to run out), and stops serving. Safe to call more than once.
     public func stop() async {

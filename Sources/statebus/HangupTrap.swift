@@ -27,11 +27,16 @@ final class HangupTrap: Sendable {
     /// The trap of a host with keys: each SIGHUP re-reads its authorized keys file and
     /// prints what changed, or why the file was not taken; `nil` for a host without keys.
     static func reloadingKeys(of host: StateHost, when hasKeys: Bool) -> HangupTrap? {
+        reloadingKeys(when: hasKeys) { try await host.reloadAuthorizedKeys() }
+    }
+
+    /// The trap of a host with keys, reloading them with `reload`.
+    static func reloadingKeys(when hasKeys: Bool, _ reload: @escaping @Sendable () async throws -> AuthorizedKeysReload) -> HangupTrap? {
         guard hasKeys else { return nil }
         return start {
             Task {
                 do {
-                    emit("\(try await host.reloadAuthorizedKeys())")
+                    emit("\(try await reload())")
                 } catch {
                     emit("authorized keys not reloaded: \(error)")
                 }

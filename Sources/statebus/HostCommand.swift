@@ -212,6 +212,8 @@ struct HostCommand: AsyncParsableCommand {
         stoppingOn stop: SignalTrap
     ) async throws {
         let host = try await HighAvailabilityHost(objects: objects, configuration: configuration, highAvailability: group)
+        let hangups = HangupTrap.reloadingKeys(when: configuration.security != nil) { try await host.reloadAuthorizedKeys() }
+        defer { withExtendedLifetime(hangups) {} }
         emit("ready control=\(host.announcedControlEndpoint) updates=\(host.updatesEndpoint) group=\(host.group)")
         let printer = Task {
             for await role in host.roleChanges() { emit("role \(role)") }

@@ -19,6 +19,7 @@ struct RelayCommand: AsyncParsableCommand {
               statebus relay --upstream ipc:///run/app/host.control --control ipc:///run/app/relay1.control
               statebus relay --upstream tcp://10.0.0.1:7000 --control ipc:///run/app/relay.control --object SharedData
               statebus relay --upstream ipc:///run/app/relay1.control --control ipc:///run/app/relay2.control   # a relay of a relay
+              statebus relay --upstream tcp://10.0.0.1:7000,tcp://10.0.0.2:7000 --key relay.key --host-key group.pub --control ipc:///run/app/relay.control   # follows a group's leader
               statebus relay --upstream tcp://10.0.0.1:7000 --key relay.key --host-key host.pub --control tcp://0.0.0.0:7100 --authorized relay-views.keys
 
             With keys: --key is the relay's key pair (`statebus keygen relay`); --host-key the \
@@ -29,7 +30,11 @@ struct RelayCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(name: .long, help: "The control endpoint of the host or relay to relay (default: $STATEBUS_UPSTREAM).")
+    @Option(
+        name: .long,
+        help:
+            "The control endpoint of the host or relay to relay, or a high-availability group's hosts separated by commas (default: $STATEBUS_UPSTREAM)."
+    )
     var upstream: String?
 
     @Option(name: .long, help: "The control endpoint to bind for views (default: $STATEBUS_CONTROL, else ipc:// in the runtime folder).")

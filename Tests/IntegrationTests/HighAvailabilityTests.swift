@@ -248,6 +248,83 @@ struct HighAvailabilityTests {
         }
     }
 
+    @Test("a group with keys: the standby follows with the group's key pair, takes over, and SIGHUP reloads the keys")
+    func groupWithKeys() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let keys = try TestKeys(folder: system.folder)
+            let writer = try keys.client("writer")
+            // The group's own key reads: its standbys follow the leader with it.
+            try keys.authorize([("write", writer, "writer"), ("read", keys.host, "group")])
+            let statebus = try BuiltProducts.executable("statebus")
+            func host(_ name: String) async throws -> (NodeProcess, String) {
+                let process = try system.startProcess(
+                    executable: statebus,
+                    arguments: [
+                        "host", "--name", name, "--control", "tcp://127.0.0.1:*", "--key", keys.hostKeyFile, "--authorized", keys.authorizedFile,
+                        "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", "keyed", "--ha-lease-seconds", "1",
+                        "--object", Self.object, "--property", "count:int~=0"
+                    ], name: name)
+                let ready = try await process.waitForLine("\(name) ready", timeout: .seconds(60)) { $0.hasPrefix("ready ") }
+                let control = String(ready.split(separator: " ")[1].dropFirst("control=".count))
+                _ = try await process.waitForLine("\(name)'s role", timeout: .seconds(60)) { $0.hasPrefix("role ") }
+                return (process, control)
+            }
+            let (a, aControl) = try await host("a")
+            let (b, bControl) = try await host("b")
+            var configuration = ReplicaConfiguration(nodeName: "writer")
+            configuration.security = keys.security(writer)
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: "\(aControl),\(bControl)", configuration: configuration))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            for count in Int64(1)...5 { _ = try await view.write("count", to: .int(count)).accepted() }
+
+            let mark = b.lineCount
+            a.kill()
+            _ = try await b.waitForLine("b to lead", after: mark, timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            try await view.waitFor(timeout: .seconds(60), "live on b with every write") {
+                $0.connectionState == .live && $0.values["count"] == .int(5)
+            }
+            _ = try await view.write("count", to: .int(6)).accepted()
+
+            // SIGHUP: the leader re-reads the file; the writer's key is gone.
+            try keys.authorize([("read", keys.host, "group")])
+            let reload = b.lineCount
+            b.signal(SIGHUP)
+            _ = try await b.waitForLine("the reload", after: reload, timeout: .seconds(20)) { $0.contains("1 removed") }
+            #expect(b.isRunning, "SIGHUP does not stop a group's host")
+            try await view.waitFor(timeout: .seconds(30), "the removed key's view cut off") {
+                $0.connectionState != .live && $0.lastError?.code == .forbidden
+            }
+        }
+    }
+
+    @Test("a relay given a group's hosts follows the leader through a kill, and so do its views")
+    func relayFollowsLeader() async throws {
+        try await withTestSystem { system in
+            let etcd = try await system.startEtcd()
+            let a = try await Self.groupHost("a", in: system, etcd: etcd, expecting: "role leader")
+            let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
+            // The standby first: its refusal leads the relay to the leader.
+            let relayControl = system.endpoint("relay.control")
+            let relay = try system.startProcess(
+                executable: try BuiltProducts.executable("statebus"),
+                arguments: ["relay", "--upstream", "\(b.control),\(a.control)", "--control", relayControl], name: "relay")
+            _ = try await relay.waitForLine("the relay ready", timeout: .seconds(60)) { $0.hasPrefix("ready ") }
+            let view = try system.adopt(try Replica(object: Self.object, controlEndpoint: relayControl))
+            try await view.waitUntilLive(timeout: .seconds(30))
+            _ = try await view.write("count", to: .int(1)).accepted()
+
+            let mark = b.process.lineCount
+            a.process.kill()
+            _ = try await b.process.waitForLine("b to lead", after: mark, timeout: .seconds(60)) { $0.hasPrefix("role leader") }
+            try await view.waitFor(timeout: .seconds(60), "live again through the relay") {
+                $0.connectionState == .live && $0.values["count"] == .int(1)
+            }
+            _ = try await view.write("count", to: .int(2)).accepted()
+            try await view.waitFor(timeout: .seconds(30), "the write shown") { $0.values["count"] == .int(2) }
+        }
+    }
+
     @Test("bad group configurations are refused with what to fix")
     func badConfiguration() async throws {
         try await withTestSystem { system in

@@ -14,9 +14,9 @@ extension RelayServer {
         phase = .hello
         phaseStarted = .now
         do throws(RuntimeFolderError) {
-            try RuntimeFolder.checkEndpoint(configuration.upstreamControlEndpoint)
+            try RuntimeFolder.checkEndpoint(upstreamEndpoint)
         } catch {
-            logger.error("not connecting to \(configuration.upstreamControlEndpoint): \(error)")
+            logger.error("not connecting to \(upstreamEndpoint): \(error)")
             return
         }
         do {
@@ -27,11 +27,11 @@ extension RelayServer {
             // Room for every forwarded write and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxForwardedWrites + 1_000))
             try dealer.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
-            try dealer.connect(configuration.upstreamControlEndpoint)
+            try dealer.connect(upstreamEndpoint)
             thread.register(dealer) { [unowned self] in self.upstreamControlReadable() }
             self.dealer = dealer
         } catch {
-            logger.error("cannot connect to \(configuration.upstreamControlEndpoint): \(error)")
+            logger.error("cannot connect to \(upstreamEndpoint): \(error)")
             return
         }
         sayHello()
@@ -76,8 +76,11 @@ extension RelayServer {
     /// Every view is unbound and every write in flight answered `notJoined`, so views say
     /// hello again (their hellos wait until the relay has caught up) and send their
     /// unanswered writes again in order: no write overtakes one sent before it.
-    func rejoinUpstream(because reason: String) {
-        logger.info("joining \(configuration.upstreamControlEndpoint) again: \(reason)")
+    func rejoinUpstream(because reason: String, silent: Bool = false) {
+        logger.info("joining \(upstreamEndpoint) again: \(reason)")
+        // With other hosts of a group to try, a silent one is left: it may be the leader
+        // that died.
+        if silent { upstreamEndpoints.leaveSilent(at: .now, suspectingFor: configuration.upstreamRequestTimeout * 2) }
         joinLogged = false
         counters.countUpstreamReconnect()
         closeUpstream()
@@ -166,10 +169,12 @@ extension RelayServer {
                 passBack(answer, requestID: reply.requestID)
             case .callReply(let answer):
                 passBack(answer, requestID: reply.requestID)
-            case .error(let error):
-                let error = StateBusError(wire: error)
-                if reply.requestID == helloRequestID {
-                    logger.error("the upstream at \(configuration.upstreamControlEndpoint) refused the relay's hello: \(error)")
+            case .error(let wireError):
+                let error = StateBusError(wire: wireError)
+                if reply.requestID == helloRequestID, error.code == .notLeader {
+                    followUpstreamLeader(named: wireError.leaderControl)
+                } else if reply.requestID == helloRequestID {
+                    logger.error("the upstream at \(upstreamEndpoint) refused the relay's hello: \(error)")
                 } else {
                     logger.warning("upstream error: \(error)")
                 }
@@ -194,10 +199,12 @@ extension RelayServer {
         let missing = served.filter { !offered.contains($0) }
         if !missing.isEmpty {
             logger.error(
-                "the upstream at \(configuration.upstreamControlEndpoint) serves no object \(missing.joined(separator: ", ")); it serves \(offered.sorted().joined(separator: ", "))"
+                "the upstream at \(upstreamEndpoint) serves no object \(missing.joined(separator: ", ")); it serves \(offered.sorted().joined(separator: ", "))"
             )
         }
         let relayed = served.filter { offered.contains($0) }
+        upstreamEndpoints.welcomed()
+        upstreamStandbyRefusals = 0
         epoch = welcome.epoch
         sessionToken = welcome.sessionToken
         gate = SubscriptionGate(objects: relayed, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
@@ -214,7 +221,7 @@ extension RelayServer {
             relayedIndexes[index] = schema.name
         }
         copies = fresh
-        let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: configuration.upstreamControlEndpoint)
+        let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: upstreamEndpoint)
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try secureUpstream(subscriber)
@@ -284,7 +291,7 @@ extension RelayServer {
         if synced, !joinLogged {
             joinLogged = true
             logger.info(
-                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(configuration.upstreamControlEndpoint)\(joinedBefore ? " again" : "")")
+                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(upstreamEndpoint)\(joinedBefore ? " again" : "")")
             joinedBefore = true
         }
         retryParked()
@@ -297,9 +304,10 @@ extension RelayServer {
         var reply = Statebus_V1_Reply()
         reply.writeReply = answer
         send(reply, to: write.requester)
-        if !answer.accepted, answer.rejection.code == .notJoined || answer.rejection.code == .viewIDInUse {
+        if !answer.accepted, answer.rejection.code == .notJoined || answer.rejection.code == .viewIDInUse || answer.rejection.code == .notLeader {
             // The upstream does not hold the relay's connection (it restarted, or ZeroMQ
-            // reconnected the socket underneath): nothing was applied.
+            // reconnected the socket underneath), or no longer leads its group: nothing was
+            // applied.
             rejoinUpstream(because: "the upstream answered a write with \(answer.rejection.code)")
         }
     }
@@ -451,19 +459,28 @@ extension RelayServer {
             upstreamControlReadable()
             if let waited = upstreamSilence.waited(at: now), waited > timeout * 3 {
                 logger.warning(
-                    "\(configuration.upstreamControlEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
+                    "\(upstreamEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
                 )
-                rejoinUpstream(because: "no answer on the control connection")
+                rejoinUpstream(because: "no answer on the control connection", silent: true)
                 return
             }
         }
         switch phase {
         case .hello:
-            if dealer == nil {
+            if let due = upstreamRetryDue, now >= due {
+                upstreamRetryDue = nil
+                closeUpstream()
+                connectUpstream()
+            } else if dealer == nil {
+                connectUpstream()
+            } else if now - phaseStarted > timeout, upstreamEndpoints.hasAlternatives {
+                logger.warning("no welcome from \(upstreamEndpoint) within \(timeout); trying the next host of its group")
+                upstreamEndpoints.leaveSilent(at: now, suspectingFor: timeout * 2)
+                closeUpstream()
                 connectUpstream()
             } else if now - phaseStarted > timeout {
                 logger.warning(
-                    "no welcome from \(configuration.upstreamControlEndpoint) within \(timeout): is it running? With keys: does it list this relay's key with the role relay, and is the upstream key given its public key? Asking again"
+                    "no welcome from \(upstreamEndpoint) within \(timeout): is it running? With keys: does it list this relay's key with the role relay, and is the upstream key given its public key? Asking again"
                 )
                 sayHello()
             }
@@ -477,7 +494,7 @@ extension RelayServer {
                 // process was starved of CPU, this timer can run before what did arrive.
                 upstreamUpdatesReadable()
                 guard now - lastHeard > updatesSilenceLimit(interval: interval, now: now), phase == .live else { return }
-                rejoinUpstream(because: "nothing heard on the updates connection for \(now - lastHeard)")
+                rejoinUpstream(because: "nothing heard on the updates connection for \(now - lastHeard)", silent: true)
                 return
             }
             for (object, asked) in snapshotAskedAt where now - asked > timeout { requestSnapshot(of: object) }

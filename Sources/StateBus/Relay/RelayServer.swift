@@ -88,6 +88,15 @@ final class RelayServer {
     var forwarded: [UInt64: ForwardedWrite] = [:]
     var parked: [ParkedRequest] = []
     var phaseStarted = ContinuousClock.now
+    /// The upstream's control endpoints (the hosts of a high-availability group, or one) and
+    /// the one in use.
+    var upstreamEndpoints: ControlEndpoints
+    /// The upstream control endpoint in use.
+    var upstreamEndpoint: String { upstreamEndpoints.current }
+    /// When to say hello upstream again after a standby refused it without naming a leader.
+    var upstreamRetryDue: ContinuousClock.Instant?
+    /// Standby refusals in a row, for the next retry's delay.
+    var upstreamStandbyRefusals = 0
     /// When the upstream's updates connection last brought anything (a publication, a
     /// heartbeat, the join marker): its silence, once live, makes the relay join again.
     var lastHeard = ContinuousClock.now
@@ -107,6 +116,7 @@ final class RelayServer {
     let guardCounters = HostCounters()
 
     init(thread: LoopThread, configuration: RelayConfiguration, counters: RelayCounters) throws {
+        upstreamEndpoints = try ControlEndpoints(configuration.upstreamControlEndpoint)
         let exposed = [configuration.controlEndpoint, configuration.updatesEndpoint].filter { !NetworkExposure.isLocal($0) }
         if !exposed.isEmpty, configuration.security == nil {
             guard configuration.allowsInsecureNetwork else {
@@ -402,7 +412,7 @@ final class RelayServer {
         reply(
             to: request.requester,
             error: StateBusError(
-                .other, "the relay has not caught up with its upstream at \(configuration.upstreamControlEndpoint): \(reason); asking again is safe"))
+                .other, "the relay has not caught up with its upstream at \(upstreamEndpoint): \(reason); asking again is safe"))
     }
 
     /// Handles the waiting requests again: those the relay can answer now are answered.
