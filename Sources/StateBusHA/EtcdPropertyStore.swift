@@ -13,8 +13,9 @@ import StateBusWire
 ///
 /// Layout under `/statebus/<group>/`: `data/<object>/<property>` holds a property's value
 /// (its version, 8 bytes, then the value's protocol encoding); `answers/<view>/<last write
-/// id>` holds the answers one save stored for one view (``StoredAnswerBatch``). Names are
-/// escaped so that a `/` in one cannot cross into another's key.
+/// id>` holds the answers one save stored for one view (``StoredAnswerBatch``), under a lease
+/// that ends them 5 to 10 minutes later, so the answers of views long gone leave by
+/// themselves. Names are escaped so that a `/` in one cannot cross into another's key.
 ///
 /// etcd's limits (its defaults): a transaction holds at most 128 operations
 /// (`--max-txn-ops`) and 1.5 MiB (`--max-request-bytes`). A save needs one operation per
@@ -36,6 +37,10 @@ final class EtcdPropertyStore: PropertyStore {
     private let group: String
     /// Transactions committed.
     private(set) var commitCount = 0
+    /// How long a lease of stored answers lives: 10 minutes.
+    static let answersLeaseSeconds: Int64 = 600
+    /// The lease the next answers are stored under, and when it was granted.
+    private var currentAnswersLease: (id: Int64, granted: ContinuousClock.Instant)?
 
     /// Creates the store of a leader's term.
     /// - Parameters:
@@ -93,6 +98,45 @@ final class EtcdPropertyStore: PropertyStore {
 
     func save(_ properties: [StoredProperty], answers: [StoredAnswer]) throws(PersistenceError) {
         guard !properties.isEmpty || !answers.isEmpty else { return }
+        var lease = answers.isEmpty ? nil : try answersLease()
+        var result = try commit(properties, answers, lease: lease)
+        if result == nil {
+            // The answers' lease ran out since it was granted (the host was paused, or etcd
+            // lost it): a new one, and the transaction once more.
+            currentAnswersLease = nil
+            lease = try answersLease()
+            result = try commit(properties, answers, lease: lease)
+        }
+        guard let result, result.succeeded else {
+            throw PersistenceError(
+                .other, path: location,
+                result == nil
+                    ? "etcd refused the lease of the stored answers twice: the writes were not stored"
+                    : "this host no longer leads group '\(group)' (its leader key changed in etcd): the writes were not stored; "
+                        + "the group's new leader takes them")
+        }
+        commitCount += 1
+    }
+
+    /// The lease the answers of the next commits live under: a new one every half of its
+    /// TTL, so that every answer lives between 5 and 10 minutes. A view sends a copy only of
+    /// a write it has not heard answered, within its write timeout (30 s by default), so the
+    /// answers a copy needs are there, and those of views long gone leave by themselves.
+    private func answersLease() throws(PersistenceError) -> Int64 {
+        if let current = currentAnswersLease, ContinuousClock.now - current.granted < .seconds(Self.answersLeaseSeconds / 2) {
+            return current.id
+        }
+        let client = self.client
+        let granted = try etcd("grant the lease of the stored answers") { () async throws(EtcdError) in
+            try await client.grantLease(ttlSeconds: Self.answersLeaseSeconds)
+        }
+        currentAnswersLease = (granted.id, .now)
+        return granted.id
+    }
+
+    /// Commits one transaction behind the fence.
+    /// - Returns: etcd's answer, or `nil` when the answers' lease is gone.
+    private func commit(_ properties: [StoredProperty], _ answers: [StoredAnswer], lease: Int64?) throws(PersistenceError) -> EtcdTransactionResult? {
         var operations: [EtcdOperation] = []
         var bytes = 0
         for property in properties {
@@ -118,7 +162,7 @@ final class EtcdPropertyStore: PropertyStore {
             let key = Array((viewPrefix + StoreKey.writeID(last)).utf8)
             let row = StoredAnswerBatch.encode(batch)
             bytes += key.count + row.count
-            operations.append(.put(key: key, value: row))
+            operations.append(.put(key: key, value: row, lease: lease))
             // The ledger answers a copy only of a write among a view's last answers: older
             // batches go.
             if last > UInt64(StoredAnswerLimits.perView) {
@@ -141,14 +185,13 @@ final class EtcdPropertyStore: PropertyStore {
         }
         let transaction = EtcdTransaction(compares: [fence], success: operations)
         let client = self.client
-        let result = try etcd("commit \(operations.count) operations") { () async throws(EtcdError) in try await client.txn(transaction) }
-        guard result.succeeded else {
-            throw PersistenceError(
-                .other, path: location,
-                "this host no longer leads group '\(group)' (its leader key changed in etcd): the writes were not stored; "
-                    + "the group's new leader takes them")
+        do {
+            return try EtcdClient.waitBlocking { () async throws(EtcdError) in try await client.txn(transaction) }
+        } catch  where error.kind == .leaseNotFound {
+            return nil
+        } catch {
+            throw failure("commit \(operations.count) operations", error)
         }
-        commitCount += 1
     }
 
     func close() {}
@@ -159,10 +202,15 @@ final class EtcdPropertyStore: PropertyStore {
         do {
             return try EtcdClient.waitBlocking(body)
         } catch {
-            let unknown =
-                error.kind == .timeout
-                ? " A commit that timed out may or may not have been stored: the group's next leader shows which." : ""
-            throw PersistenceError(.other, path: location, "could not \(what) in etcd: \(error).\(unknown)")
+            throw failure(what, error)
         }
+    }
+
+    /// The persistence failure for an etcd error, naming etcd.
+    private func failure(_ what: String, _ error: EtcdError) -> PersistenceError {
+        let unknown =
+            error.kind == .timeout
+            ? " A commit that timed out may or may not have been stored: the group's next leader shows which." : ""
+        return PersistenceError(.other, path: location, "could not \(what) in etcd: \(error).\(unknown)")
     }
 }

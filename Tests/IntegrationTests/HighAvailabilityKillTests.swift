@@ -99,6 +99,9 @@ struct HighAvailabilityKillTests {
                 }
             }
             let final = try await etcdClient.range(prefix: "/statebus/kills/data/Counter/").keyValues
+            // The stored answers live under a lease: those of views long gone leave by themselves.
+            let answers = try await etcdClient.range(prefix: "/statebus/kills/answers/").keyValues
+            #expect(!answers.isEmpty && answers.allSatisfy { $0.lease != 0 }, "\(answers.filter { $0.lease == 0 }.prefix(3))")
             let acknowledged = writers.map(\.answers.accepted.count).reduce(0, +)
             let refused = writers.map(\.answers.refused.count).reduce(0, +)
             let duplicates = tally.duplicates
