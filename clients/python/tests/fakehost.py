@@ -41,6 +41,10 @@ class FakeHost:
         #: Set (``lose_leadership``): the host no longer leads its high-availability group and
         #: refuses hellos, snapshots and writes ``NOT_LEADER``, naming this leader.
         self.leader: str | None = None
+        #: Set (``lose_etcd``): a leader that stepped down because it lost etcd, no other
+        #: leader known: read-only for the views it has (writes refused ``PERSISTENCE_FAILED``),
+        #: hellos and snapshot requests refused ``NOT_LEADER`` naming no leader.
+        self.etcd_lost = False
         self.writes_seen: list[tuple[str, int]] = []
         self.applied: list[tuple[str, int]] = []
         self._commands: queue.Queue[Callable[[], None]] = queue.Queue()
@@ -81,6 +85,14 @@ class FakeHost:
         are still answered (PROTOCOL.md, "Standby hosts")."""
         def go() -> None:
             self.leader = leader
+        self.do(go)
+
+    def lose_etcd(self) -> None:
+        """From now on a leader that lost etcd (PROTOCOL.md, "Standby hosts"): it keeps its
+        views, pings and heartbeats, refuses writes ``PERSISTENCE_FAILED`` (not applied), and
+        hellos and snapshot requests ``NOT_LEADER`` without naming a leader."""
+        def go() -> None:
+            self.etcd_lost = True
         self.do(go)
 
     def close(self) -> None:
@@ -140,6 +152,15 @@ class FakeHost:
             else:
                 refusal.leader_control = self.leader
                 self._reply(identity, request, error=refusal)
+            return
+        if self.etcd_lost and body in ("hello", "snapshot"):
+            self._reply(identity, request, error=pb.Error(
+                code=pb.ERROR_CODE_NOT_LEADER, message="this host lost etcd and does not lead", leader_control=""))
+            return
+        if self.etcd_lost and body == "write":
+            self.writes_seen.append((request.write.view_id, request.write.write_id))
+            self._reply(identity, request, write_reply=pb.WriteReply(write_id=request.write.write_id, rejection=pb.Error(
+                code=pb.ERROR_CODE_PERSISTENCE_FAILED, message="this host lost etcd: it takes no writes", object=self.object)))
             return
         if body == "hello":
             self._bound[request.hello.view_id] = identity

@@ -2,12 +2,14 @@
 protocol level: no etcd, no group of Swift hosts. A standby is faked with a ROUTER that
 refuses every hello ``NOT_LEADER`` (``FakeStandby`` below), a leader that loses its lease
 with ``FakeHost.lose_leadership``; the leader they name is a real ``statebus host`` started
-by the ``system`` fixture. Also the endpoint list's rule itself (``_endpoints.py``).
+by the ``system`` fixture; a leader that lost etcd with ``FakeHost.lose_etcd``. Also the
+endpoint list's rule itself (``_endpoints.py``) and the search for the leader (``_leader.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import tempfile
 import threading
 import time
@@ -20,6 +22,7 @@ import statebus
 from conftest import DEADLINE, System
 from fakehost import FakeHost
 from statebus._endpoints import ControlEndpoints
+from statebus._leader import find_leader
 from statebus._wire import pb
 
 COUNTER = ("--object", "Counter", "--property", "count:int=0", "--property", "label:string=start")
@@ -86,6 +89,44 @@ class FakeStandby:
                 self._router.send_multipart([identity, reply.SerializeToString()])
         finally:
             self._router.close(0)
+
+
+class LogWatch(logging.Handler):
+    """A logger of its own for one view, whose messages the test can wait for: the view's
+    decisions that change nothing visible (staying on its host) show only there."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.logger = logging.getLogger(f"statebus.test.{id(self)}")
+        self.logger.setLevel(logging.DEBUG)
+        self.logger.propagate = False
+        self.logger.addHandler(self)
+        self.messages: list[str] = []
+        self._logged: asyncio.Event | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:  # on the view's loop, which is the test's
+        self.messages.append(record.getMessage())
+        if self._logged is not None:
+            self._logged.set()
+
+    async def wait_for(self, words: str, count: int = 1) -> None:
+        """Waits until ``count`` messages contain ``words`` (at most ``DEADLINE`` seconds)."""
+        deadline = time.monotonic() + DEADLINE
+        self._logged = asyncio.Event()
+        while sum(words in message for message in self.messages) < count:
+            self._logged.clear()
+            left = deadline - time.monotonic()
+            assert left > 0, f"no {count} messages with {words!r} within {DEADLINE:g} s: {self.messages}"
+            try:
+                await asyncio.wait_for(self._logged.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+
+
+def probe_socket(kind: int) -> zmq.Socket:  # type: ignore[type-arg]
+    socket = zmq.Context.instance().socket(kind)
+    socket.setsockopt(zmq.LINGER, 0)
+    return socket
 
 
 # ============================================================================ against a host
@@ -170,7 +211,97 @@ def test_a_silent_host_is_left_for_the_next_endpoint(system: System) -> None:
         fake.close()
 
 
+@pytest.mark.host
+def test_a_write_refused_persistence_failed_fails_and_the_view_joins_the_leader(system: System) -> None:
+    host = system.host(*COUNTER)
+    leader = host.ready["control"]
+    fake = FakeHost(system.folder, "Counter", {"count": 0, "label": "start"})
+    try:
+        async def body() -> None:
+            async with statebus.connect([fake.control, leader], object="Counter", timeout=DEADLINE) as counter:
+                assert counter.epoch == fake.epoch and counter.control_endpoint == fake.control
+                fake.lose_etcd()  # read-only now, while the real host leads the group
+                written = counter.set(count=5)
+                with pytest.raises(statebus.PersistenceFailedError, match="etcd"):
+                    await asyncio.wait_for(written, DEADLINE)  # fails as before: not applied
+                await counter.wait_for(lambda c: c.live and c.control_endpoint == leader, DEADLINE)
+                assert counter.epoch == int(host.ready["epoch"]) and counter.rejoins == 1
+                assert counter.control_endpoints == (fake.control, leader)
+                assert await asyncio.wait_for(counter.set(count=6), DEADLINE) == 1 and counter.confirmed("count") == 6
+            async with statebus.connect(leader, object="Counter", timeout=DEADLINE) as other:
+                assert other.count == 6 and other.sequence == 1  # the refused write went nowhere
+        run(body)
+        assert len(fake.writes_seen) == 1 and fake.applied == []
+    finally:
+        fake.close()
+
+
 # ============================================================================ no host needed
+
+
+def test_a_write_refused_persistence_failed_stays_when_only_standbys_are_elsewhere() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        fake = FakeHost(folder, "Counter", {"count": 0, "label": "start"})
+        try:
+            with FakeStandby(f"ipc://{folder}/a.control", leader="") as a, \
+                    FakeStandby(f"ipc://{folder}/b.control", leader=fake.control) as b:
+                log = LogWatch()
+
+                async def body() -> None:
+                    listed = [fake.control, a.endpoint, b.endpoint]
+                    async with statebus.connect(listed, object="Counter", timeout=DEADLINE, logger=log.logger) as counter:
+                        assert counter.control_endpoint == fake.control and (a.hellos, b.hellos) == ([], [])
+                        fake.lose_etcd()
+                        with pytest.raises(statebus.PersistenceFailedError):
+                            await asyncio.wait_for(counter.set(count=5), DEADLINE)
+                        await log.wait_for("staying on")  # both refused NOT_LEADER: no leader elsewhere
+                        assert (len(a.hellos), len(b.hellos)) == (1, 1)  # asked once each
+                        assert counter.live and counter.control_endpoint == fake.control and counter.rejoins == 0
+                        assert counter.count == 0 and counter.pending_writes == 0
+                        fake.change("label", "still here")  # live on its host: its runs arrive
+                        await counter.wait_for(lambda c: c.label == "still here", DEADLINE)
+                        # The next refused write asks again: the first search has ended.
+                        with pytest.raises(statebus.PersistenceFailedError):
+                            await asyncio.wait_for(counter.set(count=6), DEADLINE)
+                        await log.wait_for("staying on", count=2)
+                        assert (len(a.hellos), len(b.hellos)) == (2, 2) and counter.control_endpoint == fake.control
+                run(body)
+                assert len(fake.writes_seen) == 2 and fake.applied == []
+        finally:
+            fake.close()
+
+
+def test_the_search_takes_the_endpoint_that_welcomes_and_not_a_standby() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        fake = FakeHost(folder, "Counter", {"count": 0})
+        try:
+            with FakeStandby(f"ipc://{folder}/a.control", leader=fake.control) as a:
+                async def body() -> None:
+                    assert await find_leader([a.endpoint, fake.control], probe_socket, DEADLINE) == fake.control
+                    # Standbys only: none, as soon as all have answered (well within the timeout).
+                    started = time.monotonic()
+                    assert await find_leader([a.endpoint], probe_socket, DEADLINE) is None
+                    assert time.monotonic() - started < DEADLINE / 2
+                    # Nobody there: none, once the timeout passed.
+                    assert await find_leader([f"ipc://{folder}/nobody.control"], probe_socket, 0.2) is None
+                    assert await find_leader([], probe_socket, DEADLINE) is None
+                run(body)
+                assert len(a.hellos) == 2
+            assert fake.writes_seen == []
+        finally:
+            fake.close()
+
+
+def test_the_rule_uses_the_leader_a_search_found() -> None:
+    endpoints = ControlEndpoints.parse("tcp://a:1,tcp://b:1,tcp://c:1")
+    assert endpoints.others() == ("tcp://b:1", "tcp://c:1")
+    assert not endpoints.follow("", now=0) and endpoints.refusals == 1
+    endpoints.use("tcp://b:1")
+    assert endpoints.current == "tcp://b:1" and endpoints.refusals == 0
+    assert endpoints.others() == ("tcp://a:1", "tcp://c:1")
+    endpoints.advance()
+    assert endpoints.current == "tcp://c:1"  # on from the leader's place in the list
+    assert ControlEndpoints.parse("tcp://a:1").others() == ()
 
 
 def test_refusals_show_as_the_last_error_and_the_join_keeps_trying() -> None:

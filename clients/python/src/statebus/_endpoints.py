@@ -4,8 +4,11 @@ A high-availability group (``statebus host --ha``) has several hosts, one of whi
 the others are standbys that refuse a hello or a snapshot request with ``NOT_LEADER``, naming
 the leader's control endpoint when they know it. A view given them all
 (``"tcp://a:7000,tcp://b:7000"``, or a list) says hello to one at a time: to the leader a
-standby named, else to the next in the list (PROTOCOL.md, "Standby hosts"). One endpoint
-behaves as before. The same rule as the Swift replica's ``ControlEndpoints``.
+standby named, else to the next in the list (PROTOCOL.md, "Standby hosts"). After a write
+refused ``PERSISTENCE_FAILED`` the view asks the :meth:`~ControlEndpoints.others` whether one
+leads, and uses the one that welcomes it (:meth:`~ControlEndpoints.use`; the search is in
+``_leader.py``). One endpoint behaves as before. The same rule as the Swift replica's
+``ControlEndpoints``.
 """
 
 from __future__ import annotations
@@ -119,6 +122,19 @@ class ControlEndpoints:
             if not self._is_suspect(self.current, now):
                 return
         self.current, self._position = start
+
+    def others(self) -> tuple[str, ...]:
+        """The listed endpoints other than the one in use, in order: where to look for the
+        leader while the host in use takes no writes (``PERSISTENCE_FAILED``)."""
+        return tuple(endpoint for endpoint in self.listed if endpoint != self.current)
+
+    def use(self, leader: str) -> None:
+        """Uses ``leader``, an endpoint that welcomed a hello (it leads), from now on; the
+        standby refusals in a row start again from 0 (listed or not, as :meth:`follow`)."""
+        if leader in self.listed:
+            self._position = self.listed.index(leader)
+        self.current = leader
+        self.refusals = 0
 
     def pause(self) -> float:
         """Seconds to wait before asking again after :attr:`refusals` refusals in a row:

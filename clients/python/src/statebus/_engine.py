@@ -5,7 +5,8 @@ timers, and turns what arrives into events of :class:`~statebus.replica.ReplicaS
 the join of PROTOCOL.md section 5 (17.3 in version 2), runs or batches in order, gaps and
 resyncs, re-joins on a new epoch, silence or ``NOT_JOINED``, write and call answers, and
 following the leader of a high-availability group (``NOT_LEADER``; the endpoint list and its
-rule are in ``_endpoints.py``). Each protocol rule lives in one method here; the public API
+rule are in ``_endpoints.py``), and looking for it after a write refused ``PERSISTENCE_FAILED``
+(the search is in ``_leader.py``). Each protocol rule lives in one method here; the public API
 is in ``view.py``.
 """
 
@@ -21,6 +22,7 @@ import zmq.asyncio
 from google.protobuf.message import DecodeError
 
 from ._endpoints import ControlEndpoints
+from ._leader import find_leader
 from ._wire import pb
 from .codec import Batch, EpochChanged, SnapshotAssembler, Unreadable, batches_from_run, batches_from_updates, schemas_from_welcome
 from .errors import (
@@ -111,6 +113,7 @@ class Engine:
     _been_live: bool
     _rejoining: bool
     _ready: "asyncio.Future[None] | None"
+    _leader_search: "asyncio.Task[str | None] | None"  # one at a time (_search_for_leader)
     # Writes and calls.
     _next_request_id: int
     _write_futures: "dict[int, asyncio.Future[int]]"
@@ -154,6 +157,7 @@ class Engine:
                     self._drain_control()
                 if self._sub is not None and self._sub in ready:
                     self._drain_sub()
+                self._take_leader_search()
                 self._timers(time.monotonic())
                 self._flush()
         except asyncio.CancelledError:
@@ -163,6 +167,10 @@ class Engine:
             if self._ready is not None and not self._ready.done():
                 self._ready.set_exception(error)
             self._shutdown()
+        finally:
+            search, self._leader_search = self._leader_search, None
+            if search is not None:
+                search.cancel()  # its sockets close as it ends
 
     def _try_send(self, request: "pb.Request") -> int:
         """Sends a request that is asked again when lost (hello, snapshot, ping); returns
@@ -495,7 +503,50 @@ class Engine:
             # leader) and send it again (section 8, "Standby hosts").
             self._join_again(reason=f"a write was refused {error.code_name}")
             return
+        if answer.rejection.code == pb.ERROR_CODE_PERSISTENCE_FAILED:
+            self._search_for_leader()  # the write fails all the same: it was not applied
         self._apply(self._state.refused(answer.write_id, error))
+
+    def _search_for_leader(self) -> None:
+        """After a write refused ``PERSISTENCE_FAILED``, with other endpoints listed
+        (PROTOCOL.md, "Standby hosts", rule 4): the host may be a leader that lost etcd while
+        another took over. Asks the other listed endpoints, without leaving this host,
+        whether one leads (:func:`~statebus._leader.find_leader`, within the request
+        timeout); :meth:`_take_leader_search` joins it. One search at a time."""
+        if not self._endpoints.has_alternatives or self._leader_search is not None or self._phase == "closed":
+            return
+        others = self._endpoints.others()
+        if not others:
+            return
+        self._log.info("statebus: %s: %s takes no writes; asking %s whether one leads", self.object,
+                       self.control_endpoint, ", ".join(others))
+        self._leader_search = asyncio.get_running_loop().create_task(
+            find_leader(others, self._socket, _REQUEST_TIMEOUT), name=f"statebus leader search {self.object}")
+
+    def _take_leader_search(self) -> None:
+        """Once the search for the leader ended: re-joins the endpoint that welcomed it (the
+        standby refusals in a row start again), unless the view uses it already. When none
+        did, the view stays on its host, live and read-only."""
+        search = self._leader_search
+        if search is None or not search.done():
+            return
+        self._leader_search = None
+        try:
+            leader = search.result()
+        except (asyncio.CancelledError, Exception) as problem:  # noqa: BLE001 - a failed search finds nobody
+            self._log.warning("statebus: %s: the search for the leader failed: %r", self.object, problem)
+            leader = None
+        if self._phase == "closed":
+            return
+        if leader is None:
+            self._log.info("statebus: %s: no other listed host leads; staying on %s, read-only", self.object,
+                           self.control_endpoint)
+            return
+        if leader == self.control_endpoint:
+            return
+        previous = self.control_endpoint
+        self._endpoints.use(leader)
+        self._join_again(reason=f"{previous} takes no writes and {leader} leads")
 
     def _on_call_reply(self, answer: "pb.CallReply") -> None:
         call = self._calls.get(answer.call_id)

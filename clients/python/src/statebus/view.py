@@ -191,6 +191,7 @@ class View(Engine):
         self._been_live = False
         self._rejoining = False
         self._ready: asyncio.Future[None] | None = None
+        self._leader_search: asyncio.Task[str | None] | None = None  # after PERSISTENCE_FAILED
         self._task: asyncio.Task[None] | None = None
         self.last_error: StateBusError | None = None
         """The last error a hello or snapshot request got (the view keeps retrying)."""
