@@ -83,11 +83,27 @@ actor GroupMember {
             servesState = true
             let election = self.election
             gate.lead { election.isLeader(at: $0) }
+            await announce(epoch: started.epoch, of: term)
             logger.notice("leading group \(group) (term \(term.createRevision), epoch \(started.epoch))")
             roles.publish(.leader(epoch: started.epoch, term: term.createRevision))
         } catch {
             logger.error("won group \(group)'s election but could not start serving: \(error); standing by")
             await standBy(leader: "")
+        }
+    }
+
+    /// Writes the epoch the leader serves with into its leader key (behind the fence, with
+    /// the term's lease), so that what the key says is what views will be welcomed with.
+    private func announce(epoch: UInt64, of term: LeaderElection.Leadership) async {
+        var announced = record
+        announced.epoch = epoch
+        let update = EtcdTransaction(
+            compares: [election.fencingCompare(for: term)],
+            success: [.put(key: election.leaderKey, value: announced.encoded(), lease: term.leaseID)])
+        do {
+            if try await !client.txn(update).succeeded { logger.warning("the leader key changed before its epoch was written into it") }
+        } catch {
+            logger.warning("could not write the epoch into the leader key: \(error)")
         }
     }
 

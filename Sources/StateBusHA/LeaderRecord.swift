@@ -11,6 +11,8 @@ struct LeaderRecord: Codable, Sendable, Equatable {
     var objects: [String]
     /// The host's process id, for logs.
     var pid: Int32
+    /// The leader's epoch (its welcome's), once it serves; `nil` while it campaigns.
+    var epoch: UInt64?
 
     /// The record as JSON, the leader key's value.
     func encoded() -> [UInt8] {

@@ -94,6 +94,13 @@ struct HighAvailabilityTests {
             let b = try await Self.groupHost("b", in: system, etcd: etcd, expecting: "role standby leader=\(a.control)")
             let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: .seconds(5), logger: Logger(label: "test.etcd"))
             defer { Task { await client.shutdown() } }
+            // The leader key says where the leader is and the epoch it welcomes views with.
+            let leading = try #require(a.process.output.last { $0.hasPrefix("role leader epoch=") })
+            let epoch = leading.split(separator: " ")[2].dropFirst("epoch=".count)
+            let record = try await client.get(key: "/statebus/counters/leader").keyValue
+            let fields = record.flatMap { try? JSONSerialization.jsonObject(with: Data($0.value)) as? [String: Any] }
+            #expect(fields?["control"] as? String == a.control)
+            #expect((fields?["epoch"] as? NSNumber)?.uint64Value == UInt64(epoch), "\(String(describing: fields))")
             let mark = b.process.lineCount
             #expect(await a.process.stop() == 0)
             let key = try await client.get(key: "/statebus/counters/leader").keyValue
