@@ -48,10 +48,11 @@ extension EtcdClient {
 }
 
 extension EtcdClient {
-    /// Whether etcd at `endpoint` answers that it is healthy within a second: for waiting on a
-    /// member just started. Any failure is a no.
+    /// Whether etcd at `endpoint` answers that it is healthy within 5 s (a member that is up
+    /// answers at once; a starved machine may take seconds): for waiting on a member just
+    /// started. Any failure is a no.
     public static func isHealthy(_ endpoint: String) async -> Bool {
-        guard let client = try? EtcdClient(endpoints: [endpoint], requestTimeout: .seconds(1), logger: Logger(label: "statebus.etcd.health"))
+        guard let client = try? EtcdClient(endpoints: [endpoint], requestTimeout: .seconds(5), logger: Logger(label: "statebus.etcd.health"))
         else { return false }
         let healthy = (try? await client.health()) ?? false
         await client.shutdown()

@@ -1,3 +1,4 @@
+import Foundation
 import StateBus
 import StateBusEtcd
 import StateBusWire
@@ -37,6 +38,9 @@ final class EtcdPropertyStore: PropertyStore {
     private let group: String
     /// Transactions committed.
     private(set) var commitCount = 0
+    /// How long a commit keeps trying while etcd does not answer (a member lost, an election
+    /// in etcd) before its writes fail.
+    static let commitBudget = Duration.seconds(5)
     /// How long a lease of stored answers lives: 10 minutes.
     static let answersLeaseSeconds: Int64 = 600
     /// The lease the next answers are stored under, and when it was granted.
@@ -185,12 +189,21 @@ final class EtcdPropertyStore: PropertyStore {
         }
         let transaction = EtcdTransaction(compares: [fence], success: operations)
         let client = self.client
-        do {
-            return try EtcdClient.waitBlocking { () async throws(EtcdError) in try await client.txn(transaction) }
-        } catch  where error.kind == .leaseNotFound {
-            return nil
-        } catch {
-            throw failure("commit \(operations.count) operations", error)
+        // etcd may answer nothing for a moment (a member lost, its raft electing a leader):
+        // the transaction is tried again until the budget is spent. Trying again is safe: its
+        // puts and deletes give the same result twice, and the fence fails it once another
+        // host leads.
+        let deadline = ContinuousClock.now + Self.commitBudget
+        while true {
+            do {
+                return try EtcdClient.waitBlocking { () async throws(EtcdError) in try await client.txn(transaction) }
+            } catch  where error.kind == .leaseNotFound {
+                return nil
+            } catch  where (error.kind == .timeout || error.kind == .unreachable) && ContinuousClock.now < deadline {
+                Thread.sleep(forTimeInterval: 0.05)
+            } catch {
+                throw failure("commit \(operations.count) operations", error)
+            }
         }
     }
 

@@ -30,7 +30,7 @@ extension TestSystem {
     /// - Returns: the member, ended at shut-down.
     /// - Throws: `LaunchError` when etcd is not installed (`deploy/setup.sh --etcd`
     ///   installs Debian's), ``WaitTimeout`` when it does not become healthy.
-    public func startEtcd(name: String = "etcd", timeout: Duration = .seconds(30)) async throws -> EtcdNode {
+    public func startEtcd(name: String = "etcd", timeout: Duration = .seconds(90)) async throws -> EtcdNode {
         let member = try await LocalEtcd.start(name: name, in: folder, timeout: timeout, isHealthy: EtcdClient.isHealthy, adopt: adopt)
         return EtcdNode(endpoint: member.endpoint, process: member.process)
     }
@@ -39,7 +39,7 @@ extension TestSystem {
     /// member is healthy.
     /// - Returns: the members; give a host all their endpoints (`--ha a,b,c`).
     /// - Throws: as ``startEtcd(name:timeout:)``.
-    public func startEtcdCluster(size: Int = 3, timeout: Duration = .seconds(60)) async throws -> [EtcdNode] {
+    public func startEtcdCluster(size: Int = 3, timeout: Duration = .seconds(90)) async throws -> [EtcdNode] {
         try await LocalEtcd.startCluster(size: size, in: folder, timeout: timeout, isHealthy: EtcdClient.isHealthy, adopt: adopt).map {
             EtcdNode(endpoint: $0.endpoint, process: $0.process)
         }

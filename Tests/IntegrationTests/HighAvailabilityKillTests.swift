@@ -27,7 +27,7 @@ struct HighAvailabilityKillTests {
                     executable: statebus,
                     arguments: [
                         "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", "kills",
-                        "--ha-lease-seconds", "1", "--object", "Counter"
+                        "--ha-lease-seconds", "2", "--object", "Counter"
                     ] + properties.flatMap { ["--property", "\($0):int~=0"] }, name: name)
                 _ = try await host.waitForLine("host \(name)'s role") { $0.hasPrefix("role ") }
                 hosts.append(host)

@@ -21,7 +21,7 @@ struct HighAvailabilityTests {
             executable: try BuiltProducts.executable("statebus"),
             arguments: [
                 "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", group,
-                "--ha-lease-seconds", "1", "--object", object, "--property", "count:int~=0", "--property", "note:string=start"
+                "--ha-lease-seconds", "2", "--object", object, "--property", "count:int~=0", "--property", "note:string=start"
             ], name: name)
         _ = try await process.waitForLine("its role (\(role))", timeout: .seconds(60)) { $0.hasPrefix(role) }
         return (process, control)
@@ -213,7 +213,7 @@ struct HighAvailabilityTests {
                     executable: statebus,
                     arguments: [
                         "host", "--name", name, "--control", control, "--heartbeat-ms", "200", "--ha", endpoint, "--ha-group", "cut",
-                        "--ha-lease-seconds", "1", "--object", Self.object, "--property", "count:int~=0"
+                        "--ha-lease-seconds", "2", "--object", Self.object, "--property", "count:int~=0"
                     ], name: name)
                 return (process, control)
             }
@@ -269,7 +269,7 @@ struct HighAvailabilityTests {
                     executable: statebus,
                     arguments: [
                         "host", "--name", name, "--control", "tcp://127.0.0.1:*", "--key", keys.hostKeyFile, "--authorized", keys.authorizedFile,
-                        "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", "keyed", "--ha-lease-seconds", "1",
+                        "--heartbeat-ms", "200", "--ha", etcd.endpoint, "--ha-group", "keyed", "--ha-lease-seconds", "2",
                         "--object", Self.object, "--property", "count:int~=0"
                     ], name: name)
                 let ready = try await process.waitForLine("\(name) ready", timeout: .seconds(60)) { $0.hasPrefix("ready ") }

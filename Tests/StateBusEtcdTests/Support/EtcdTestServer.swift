@@ -46,7 +46,7 @@ final class EtcdTestServer: Sendable {
     }
 
     /// How long etcd has to become healthy.
-    static let readyTimeout = Duration.seconds(10)
+    static let readyTimeout = Duration.seconds(60)
     /// How many fresh ports are tried when the picked one was taken in the meantime.
     static let portAttempts = 5
 
@@ -216,7 +216,7 @@ final class EtcdTestServer: Sendable {
 
     /// Whether `GET /health` answers `{"health":"true"}` now.
     private func isHealthy() async -> Bool {
-        guard let client = try? EtcdClient(endpoints: [endpoint], requestTimeout: .milliseconds(500), logger: logger) else { return false }
+        guard let client = try? EtcdClient(endpoints: [endpoint], requestTimeout: .seconds(5), logger: logger) else { return false }
         let healthy = (try? await client.health()) == true
         await client.shutdown()
         return healthy
