@@ -3,6 +3,7 @@ import Logging
 import StateBus
 import StateBusEtcd
 import StateBusTesting
+import StateBusWire
 import Testing
 
 /// `statebus host --ha`: hosts of a group on a real etcd, one leading, the others standing by;
@@ -198,7 +199,7 @@ struct HighAvailabilityTests {
         }
     }
 
-    @Test("the leader cut off from etcd steps down before the standby takes over: no two hosts acknowledge at once")
+    @Test("the leader cut off from etcd steps down before the standby leads; etcd's history shows no two hosts committed at once")
     func leaderCutOff() async throws {
         try await withTestSystem { system in
             let etcd = try await system.startEtcd()
@@ -252,7 +253,35 @@ struct HighAvailabilityTests {
             let back = a.lineCount
             link.restore()
             _ = try await a.waitForLine("a to stand by behind b", after: back, timeout: .seconds(60)) { $0 == "role standby leader=\(bControl)" }
+
+            // The whole history of the acknowledged values in etcd: a's commits all come
+            // before b's term began, b's all after, so no two hosts committed at once.
+            let aTerm = try Self.term(of: a)
+            let bTerm = try Self.term(of: b)
+            let client = try EtcdClient(endpoints: [etcd.endpoint], requestTimeout: .seconds(5), logger: Logger(label: "test.etcd"))
+            defer { Task { await client.shutdown() } }
+            var history: [(value: Int64, revision: Int64)] = []
+            for try await event in client.watch(key: Array("/statebus/cut/data/Counter/count".utf8), startRevision: 1) {
+                if case .int(let value)? = try? Value(serializedBytes: event.keyValue.value.dropFirst(8)) {
+                    history.append((value, event.keyValue.modRevision))
+                    if value == 20 { break }
+                }
+            }
+            #expect(history.map(\.value) == Array(1...20), "\(history)")
+            for (value, revision) in history {
+                if value <= 10 {
+                    #expect(revision > aTerm && revision < bTerm, "a's commit of \(value) at revision \(revision), terms \(aTerm) and \(bTerm)")
+                } else {
+                    #expect(revision > bTerm, "b's commit of \(value) at revision \(revision), b's term \(bTerm)")
+                }
+            }
         }
+    }
+
+    /// The term a host's first "role leader" line names.
+    static func term(of host: NodeProcess) throws -> Int64 {
+        let line = try #require(host.output.first { $0.hasPrefix("role leader ") })
+        return try #require(line.split(separator: " ").last.flatMap { Int64($0.dropFirst("term=".count)) })
     }
 
     @Test("a group with keys: the standby follows with the group's key pair, takes over, and SIGHUP reloads the keys")
