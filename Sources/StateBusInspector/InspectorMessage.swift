@@ -9,6 +9,9 @@ enum InspectorMessage {
         var type = "state"
         var host: String
         var endpoint: String
+        /// A high-availability group's hosts, when the inspector was given several: `host`
+        /// and `endpoint` are then its leader's.
+        var group: [String]?
         var objects: [Object]
         /// Present when the host is a recording's replay.
         var timeline: Timeline?

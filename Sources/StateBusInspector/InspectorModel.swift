@@ -62,8 +62,12 @@ final class InspectorModel: Sendable {
             }
             return InspectorMessage.Object(name: name, connection: connection.description, sequence: sequence, properties: properties)
         }
+        // The host that serves now: for a group's hosts, the leader, which changes.
+        let serving = replicas.values.lazy.compactMap(\.welcomedBy).first
+        let listed = controlEndpoint.split(separator: ",").map(String.init)
         return InspectorMessage.State(
-            host: description.name, endpoint: controlEndpoint, objects: objects,
+            host: serving?.name ?? description.name, endpoint: serving?.controlEndpoint ?? controlEndpoint,
+            group: listed.count > 1 ? listed : nil, objects: objects,
             timeline: timeline.map {
                 InspectorMessage.Timeline(first: $0.first, last: $0.last, at: position.withLock { $0 }, sequences: $0.sequences)
             })

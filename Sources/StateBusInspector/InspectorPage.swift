@@ -72,7 +72,8 @@ enum InspectorPage {
         }
 
         function render(message) {
-          document.getElementById("where").textContent = "host " + message.host + " at " + message.endpoint;
+          document.getElementById("where").textContent = "host " + message.host + " at " + message.endpoint +
+            (message.group ? " (the leader of a group of " + message.group.length + ": " + message.group.join(", ") + ")" : "");
           if (message.timeline) timeline(message.timeline);
           const root = document.getElementById("objects");
           for (const object of message.objects) {

@@ -147,6 +147,11 @@ public final class Replica: Sendable {
     /// a timeout once the replica is live again.
     public var lastError: StateBusError? { shared.inner.withLock { $0.lastError } }
 
+    /// The host that welcomed this replica last: its name and the control endpoint it was
+    /// reached at, which for a high-availability group's hosts is the leader's; `nil` before
+    /// the first welcome.
+    public var welcomedBy: (name: String, controlEndpoint: String)? { shared.inner.withLock { $0.welcomedBy } }
+
     /// Every property's visible value: the host's, with this view's pending writes on top.
     public var values: [String: Value] { shared.inner.withLock { $0.state.visible } }
 

@@ -398,6 +398,7 @@ final class ReplicaClient {
         }
         schema = known
         endpoints.welcomed()
+        shared.inner.withLock { [controlEndpoint] in $0.welcomedBy = (welcome.hostName, controlEndpoint) }
         standbyRefusals = 0
         epoch = welcome.epoch
         sessionToken = Data(welcome.sessionToken)

@@ -12,6 +12,9 @@ final class ReplicaShared: Sendable {
         var receipts: [UInt64: WriteReceipt] = [:]
         var nextWriteID = ReplicaShared.firstWriteID()
         var lastError: StateBusError?
+        /// The host that welcomed the replica last: its name and the control endpoint it was
+        /// reached at (for a group's hosts, the leader's).
+        var welcomedBy: (name: String, controlEndpoint: String)?
     }
 
     let inner = Mutex(Inner())
