@@ -38,6 +38,12 @@ class FakeHost:
         #: only: the view must have buffered it). The reply then waits 50 ms, so the runs
         #: reach the view before the snapshot does.
         self.changes_around_snapshot: list[tuple[str, Any]] = []
+        #: A stream during the next snapshot requests, one entry each: that many host changes
+        #: of this property, published after the snapshot is taken and before it is sent
+        #: (then the reply waits 50 ms), as a busy host's stream reaches a joining view.
+        self.streams_during_snapshots: list[int] = []
+        self.stream_property = "count"
+        self.snapshot_requests = 0
         #: Set (``lose_leadership``): the host no longer leads its high-availability group and
         #: refuses hellos, snapshots and writes ``NOT_LEADER``, naming this leader.
         self.leader: str | None = None
@@ -178,6 +184,7 @@ class FakeHost:
                 confirms_by_echo=request.hello.confirms_by_echo,
                 schema_hash=7 if request.protocol_version == 2 else 0))
         elif body == "snapshot":
+            self.snapshot_requests += 1
             after = None
             if self.changes_around_snapshot:
                 before, after = self.changes_around_snapshot[:2]
@@ -187,6 +194,10 @@ class FakeHost:
             if after is not None:
                 self._apply([after], "", 0)
                 time.sleep(0.05)  # the fake host's own pacing, not the test's synchronisation
+            elif self.streams_during_snapshots:
+                for _ in range(self.streams_during_snapshots.pop(0)):
+                    self._apply([(self.stream_property, self.values[self.stream_property] + 1)], "", 0)
+                time.sleep(0.05)
             self._router.send_multipart([identity, reply.SerializeToString()])
         else:
             self._write_or_ping(identity, request, body)

@@ -209,6 +209,34 @@ def test_the_join_buffers_runs_and_skips_those_in_the_snapshot(host: FakeHost, v
     run(go())
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_join_under_a_stream_larger_than_the_join_buffer_converges(host: FakeHost, version: int) -> None:
+    """More bytes of runs arrive during the snapshot than ``max_join_buffer_bytes`` allows
+    (300 runs of some 30 bytes, twice, against 2,000 bytes): the view drops what it buffered
+    and asks for a new snapshot, as the Swift replica does, until one completes within the
+    bound; it then holds exactly the host's state (nothing missed or applied twice) and
+    follows it."""
+    host.streams_during_snapshots = [300, 300]
+
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile", protocol_version=version,
+                                    max_join_buffer_bytes=2000) as profile:
+            assert profile.restarted_joins >= 1 and host.snapshot_requests >= 2
+            assert (profile.count, profile.sequence, profile.version("count")) == (600, 600, 600)
+            assert profile.resyncs == 0 and profile.rejoins == 0 and profile._buffer.bytes == 0
+            host.change("count", -1)
+            await profile.wait_for(lambda p: p.count == -1)
+            assert profile.sequence == 601
+    run(go())
+
+
+def test_the_join_buffer_bound_is_checked(host: FakeHost) -> None:
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError):
+            statebus.View(host.control, "Profile", max_join_buffer_bytes=bad)
+    assert statebus.View(host.control, "Profile")._buffer.max_bytes == 64 << 20  # the Swift default
+
+
 def test_the_write_queue_is_bounded(host: FakeHost) -> None:
     async def go() -> None:
         async with statebus.connect(host.control, object="Profile", max_queued_writes=3, max_writes_in_flight=1) as profile:

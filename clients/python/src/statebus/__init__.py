@@ -91,7 +91,15 @@ def connect(
         write_timeout: seconds a write or call waits for its answer before it fails.
         timeout: seconds to wait for the first live state (default: ``STATEBUS_TIMEOUT``,
             else 10).
-        options: passed to :class:`View` (``max_writes_in_flight``, ``context``, ``logger``).
+        options: passed to :class:`View`, the view's limits among them:
+            ``max_writes_in_flight`` (1,000 writes sent and unanswered; later ones wait in
+            the view, in order), ``max_queued_writes`` (100,000 writes waiting; past it a
+            write raises :class:`OverloadedError` at once), ``max_join_buffer_bytes`` (64 MiB,
+            the Swift replica's ``ReplicaLimits.maxJoinBufferBytes``: how many bytes of
+            publications the view keeps while it joins or resyncs, until its snapshot is
+            applied; past it the view drops them and asks for a new snapshot, so nothing is
+            missed or applied twice, and counts it in ``view.restarted_joins``);
+            and ``context``, ``logger``.
 
     Raises:
         ValueError: a malformed argument, such as an empty entry in ``control`` (before

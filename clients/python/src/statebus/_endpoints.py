@@ -139,7 +139,7 @@ class ControlEndpoints:
     def pause(self) -> float:
         """Seconds to wait before asking again after :attr:`refusals` refusals in a row:
         25 ms, doubling, at most 200 ms (an election takes about a lease)."""
-        return min(FIRST_PAUSE * 2 ** min(max(self.refusals - 1, 0), 3), LONGEST_PAUSE)
+        return min(FIRST_PAUSE * (1 << min(max(self.refusals - 1, 0), 3)), LONGEST_PAUSE)
 
     def welcomed(self) -> None:
         """The endpoint in use welcomed the view: it leads; the refusals in a row and the

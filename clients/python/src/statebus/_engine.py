@@ -6,15 +6,17 @@ the join of PROTOCOL.md section 5 (17.3 in version 2), runs or batches in order,
 resyncs, re-joins on a new epoch, silence or ``NOT_JOINED``, write and call answers, and
 following the leader of a high-availability group (``NOT_LEADER``; the endpoint list and its
 rule are in ``_endpoints.py``), and looking for it after a write refused ``PERSISTENCE_FAILED``
-(the search is in ``_leader.py``). Each protocol rule lives in one method here; the public API
-is in ``view.py``.
+(the search is in ``_leader.py``). Each protocol rule lives in one method here or in its base
+:class:`~statebus._updates.Updates` (``_updates.py``: the updates socket, the join marker and
+the snapshot, the join buffer, runs in order, gaps and resyncs); the public API is in
+``view.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import zmq
@@ -23,8 +25,10 @@ from google.protobuf.message import DecodeError
 
 from ._endpoints import ControlEndpoints
 from ._leader import find_leader
+from ._updates import _REQUEST_TIMEOUT, Updates, _Request
 from ._wire import pb
-from .codec import Batch, EpochChanged, SnapshotAssembler, Unreadable, batches_from_run, batches_from_updates, schemas_from_welcome
+from ._zmq import Context, Socket
+from .codec import schemas_from_welcome
 from .errors import (
     InterruptedCallError,
     NotLeaderError,
@@ -33,17 +37,16 @@ from .errors import (
     UnknownObjectError,
     error_from_wire,
 )
-from .replica import BatchResult, Outcome, WriteStatus
+from .keys import Keys
+from .replica import Outcome, WriteStatus
 from .values import from_wire
 
-_REQUEST_TIMEOUT = 2.0  # no welcome, join marker or snapshot in time: ask again (section 7)
 _SUSPECT_FOR = 2 * _REQUEST_TIMEOUT  # a silent host named as the leader is not believed for this long
 # Refused without being applied: a new connection, a hello, and the write or call again (section 8).
 _SEND_AGAIN = (pb.ERROR_CODE_NOT_JOINED, pb.ERROR_CODE_VIEW_ID_IN_USE, pb.ERROR_CODE_NOT_LEADER)
 _PING_AFTER = 2.0  # keep the view id bound (section 8, "Identity")
 _TICK = 0.1  # the timers' resolution
 _MAX_INCOMING = 64 * 1024 * 1024  # the sockets' MAXMSGSIZE, as the Swift view's
-_MAX_BUFFERED_BATCHES = 1_000_000  # the join buffer's bound: past it, a new snapshot
 
 
 @dataclass
@@ -58,61 +61,33 @@ class _Call:
     result: Any = None
 
 
-@dataclass
-class _Request:
-    """An outstanding hello or snapshot request: its ids and when to ask again."""
-
-    ids: set[int] = field(default_factory=set)
-    deadline: float = 0.0
-
-
-class Engine:
+class Engine(Updates):
     """The loop and the protocol's rules; :class:`statebus.View` is its public face and
-    initialises this state (``View.__init__``). Runs on the view's event loop only."""
+    initialises this state (``View.__init__``). Runs on the view's event loop only. The
+    join and the updates stream are its base's, :class:`~statebus._updates.Updates`, with
+    the state they use (the replica, the schema, the updates socket, the join buffer, ...)."""
 
     # Set by View.__init__: what the view is and how it connects.
     _endpoints: ControlEndpoints
-    object: str
-    protocol_version: int
-    view_id: str
     node_name: str
     write_timeout: float
     max_writes_in_flight: int
-    last_error: StateBusError | None
     rejoins: int
-    resyncs: int
-    _keys: Any
+    _keys: Keys | None
     _asks_echo: bool
-    _context: zmq.Context  # type: ignore[type-arg]
-    _log: Any
-    # The replica, and what the host's welcome said.
-    _state: Any  # ReplicaState
-    _schema: Any  # Schema | None
+    _context: Context
+    # What the host's welcome said.
     _schema_hash: int
     _welcome: pb.Welcome | None
-    _epoch: int
-    _echo_granted: bool
     _max_message_bytes: int
     _session_token: bytes
-    # The sockets and the join.
-    _control: zmq.Socket | None  # type: ignore[type-arg]
-    _sub: zmq.Socket | None  # type: ignore[type-arg]
-    _poller: zmq.asyncio.Poller | None
-    _phase: str  # hello, marker, snapshot, live, closed
-    _hello: "_Request"
+    # The control socket and the hello.
+    _control: Socket | None
+    _hello: _Request
     _hello_schema_hash: int
-    _snapshot: "_Request"
-    _assembler: SnapshotAssembler | None
-    _marker_deadline: float
-    _buffer: list[Batch]
-    _last_heard: float
     _last_sent: float
     _silence_factor: int
-    _live_since: float
     _retry_hello_at: float | None
-    _been_live: bool
-    _rejoining: bool
-    _ready: "asyncio.Future[None] | None"
     _leader_search: "asyncio.Task[str | None] | None"  # one at a time (_search_for_leader)
     # Writes and calls.
     _next_request_id: int
@@ -132,9 +107,6 @@ class Engine:
         """The control endpoints the view was given, in order (one, or the hosts of a
         high-availability group)."""
         return self._endpoints.listed
-
-    def _report_state(self) -> None:  # View's
-        raise NotImplementedError
 
     def _notify(self, values: dict[str, Any]) -> None:  # View's
         raise NotImplementedError
@@ -191,7 +163,7 @@ class Engine:
         self._last_sent = time.monotonic()
         return request.request_id
 
-    def _socket(self, kind: int) -> zmq.Socket:  # type: ignore[type-arg]
+    def _socket(self, kind: int) -> Socket:
         socket = self._context.socket(kind)
         socket.setsockopt(zmq.LINGER, 0)
         socket.setsockopt(zmq.MAXMSGSIZE, _MAX_INCOMING)
@@ -213,7 +185,7 @@ class Engine:
             self.rejoins += 1
             self._log.info("statebus: %s joins %s again: %s", self.object, self.control_endpoint, reason)
         self._close_sockets()
-        self._buffer.clear()
+        self._buffer.reset()
         self._assembler = None
         self._state.resend_unanswered()
         for call in list(self._calls.values()):
@@ -418,78 +390,6 @@ class Engine:
             self._max_message_bytes = welcome.max_message_bytes
         self._open_updates(welcome.updates_endpoint)
 
-    def _updates_endpoint(self, announced: str) -> str:
-        """Section 2's wildcard substitution for tcp."""
-        if announced.startswith("tcp://") and self.control_endpoint.startswith("tcp://"):
-            host, _, port = announced[len("tcp://"):].rpartition(":")
-            if host in ("*", "0.0.0.0", "[::]"):
-                control_host = self.control_endpoint[len("tcp://"):].rpartition(":")[0]
-                return f"tcp://{control_host}:{port}"
-        return announced
-
-    def _topic(self) -> bytes:
-        return (b"u2/" if self.protocol_version >= 2 else b"u/") + self.object.encode() + b"\0"
-
-    def _open_updates(self, announced: str) -> None:
-        if self._sub is not None:
-            self._sub.close()
-        sub = self._socket(zmq.SUB)
-        sub.setsockopt(zmq.RCVHWM, 100_000)
-        sub.connect(self._updates_endpoint(announced))
-        for topic in (self._topic(), b"hb\0", b"j/" + self.view_id.encode() + b"\0"):
-            sub.setsockopt(zmq.SUBSCRIBE, topic)  # the join topic last (section 5, step 3)
-        self._sub = sub
-        self._poller = None
-        self._buffer.clear()
-        self._phase = "marker"
-        now = time.monotonic()
-        self._marker_deadline = now + _REQUEST_TIMEOUT
-        self._last_heard = now
-        self._report_state()
-
-    def _request_snapshot(self) -> None:
-        assert self._schema is not None
-        self._phase = "snapshot"
-        self._snapshot = _Request()
-        self._snapshot.ids.add(self._try_send(pb.Request(snapshot=pb.SnapshotRequest(object=self.object))))
-        self._snapshot.ids.discard(0)
-        self._snapshot.deadline = time.monotonic() + _REQUEST_TIMEOUT
-        self._assembler = SnapshotAssembler(self._schema, self._epoch)
-        self._report_state()
-
-    def _on_snapshot_piece(self, reply: "pb.Reply") -> None:
-        assert self._assembler is not None and self._schema is not None
-        try:
-            if reply.HasField("snapshot_part"):
-                if reply.snapshot_part.object != self._schema.index:
-                    return
-                snapshot = self._assembler.add_part(reply.snapshot_part)
-            else:
-                if reply.snapshot_chunk.object != self.object:
-                    return
-                snapshot = self._assembler.add_chunk(reply.snapshot_chunk)
-        except EpochChanged:
-            self._join_again(reason="the snapshot is of another epoch: the host restarted")
-            return
-        except Unreadable as problem:
-            self._log.info("statebus: %s: %s; asking for the snapshot again", self.object, problem)
-            self._request_snapshot()
-            return
-        if snapshot is None:
-            return
-        outcome = self._state.apply_snapshot(snapshot)
-        self._phase = "live"  # before the buffered batches, so a gap among them resyncs
-        self._been_live = True
-        self._rejoining = False
-        self._live_since = time.monotonic()
-        self.last_error = None
-        buffered, self._buffer = self._buffer, []
-        self._apply(outcome)
-        self._settle_calls()
-        self._apply_batches(buffered)
-        if self._phase == "live" and self._ready is not None and not self._ready.done():
-            self._ready.set_result(None)
-
     def _on_write_reply(self, answer: "pb.WriteReply") -> None:
         w = self._state.pending_write(answer.write_id)
         if w is None or w.status is not WriteStatus.SENT:
@@ -574,96 +474,6 @@ class Engine:
                 del self._calls[call_id]
                 if not call.future.done():
                     call.future.set_result(call.result)
-
-    # ===================================================================== publications
-
-    def _drain_sub(self) -> None:
-        sub = self._sub
-        for _ in range(10_000):
-            if sub is None or sub is not self._sub:
-                return
-            try:
-                frames = sub.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                return
-            self._last_heard = time.monotonic()
-            if len(frames) != 2:
-                continue
-            publication = pb.Publication()
-            try:
-                publication.ParseFromString(frames[1])
-            except DecodeError:
-                if frames[0] == self._topic():
-                    self._lost("an unreadable publication")
-                continue
-            self._on_publication(frames[0], publication)
-
-    def _on_publication(self, topic: bytes, p: "pb.Publication") -> None:
-        if p.protocol_version != (2 if topic.startswith(b"u2/") else 1):
-            return  # section 4: not the version its topic carries
-        if p.HasField("heartbeat"):
-            if p.heartbeat.epoch != self._epoch:
-                self._join_again(reason="the host restarted (a heartbeat of another epoch)")
-                return
-            if self._phase == "live":
-                for o in p.heartbeat.sequences:
-                    if o.object == self.object and o.sequence > self._state.sequence:
-                        self._lost(f"the heartbeat announces sequence {o.sequence}, the view holds {self._state.sequence}")
-                        return
-            return
-        if p.HasField("join_marker"):
-            if p.join_marker.view_id == self.view_id and self._phase == "marker":
-                if p.join_marker.epoch != self._epoch:
-                    self._join_again(reason="the join marker is of another epoch")
-                    return
-                assert self._sub is not None
-                self._sub.setsockopt(zmq.UNSUBSCRIBE, b"j/" + self.view_id.encode() + b"\0")
-                self._request_snapshot()
-            return
-        if topic != self._topic() or self._schema is None:
-            return
-        try:
-            if self.protocol_version >= 2:
-                if not p.HasField("run") or p.run.object != self._schema.index:
-                    return
-                batches = batches_from_run(p.run, self._schema.names)
-            else:
-                batches = batches_from_updates(p.updates, self.object)
-        except Unreadable as problem:
-            self._lost(f"an unreadable run ({problem})")
-            return
-        if self._phase in ("marker", "snapshot"):
-            self._buffer.extend(batches)
-            if len(self._buffer) > _MAX_BUFFERED_BATCHES:
-                self._lost("the join buffer is full")
-        elif self._phase == "live":
-            self._apply_batches(batches)
-
-    def _apply_batches(self, batches: list[Batch]) -> None:
-        if not batches:
-            return
-        result, remaining, outcome = self._state.apply_batches(batches)
-        self._apply(outcome)
-        self._settle_calls()
-        if result is BatchResult.NEW_EPOCH:
-            self._join_again(reason="the host restarted (a batch of another epoch)")
-        elif result is BatchResult.GAP:
-            self._lost(f"a gap: sequence {remaining[0].sequence} after {self._state.sequence}", keep=remaining)
-        elif result is BatchResult.UNREADABLE:
-            self._lost("a batch whose path does not lead into the value")
-
-    def _lost(self, reason: str, keep: list[Batch] | None = None) -> None:
-        """Resynchronise (section 6): a new snapshot on the same sockets, buffering from
-        ``keep`` on. Before the first snapshot, just ask again."""
-        if self._phase == "marker":
-            self._buffer.clear()
-            return
-        self.resyncs += 1
-        self._log.info("statebus: %s resynchronises: %s", self.object, reason)
-        self._buffer = list(keep or [])
-        if self._echo_granted:
-            self._state.resend_unanswered()  # a lost echo is the write's only answer
-        self._request_snapshot()
 
     # ===================================================================== settling
 

@@ -11,17 +11,14 @@ Swift ``ControlProbe.leader(among:)``.
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Sequence
 
 import zmq
 import zmq.asyncio
 from google.protobuf.message import DecodeError
 
 from ._wire import pb
-
-#: Makes a socket of a kind (``zmq.DEALER``) the way the view makes its own: linger 0, the
-#: message size limit, the view's keys.
-SocketFactory = Callable[[int], zmq.Socket]  # type: ignore[type-arg]
+from ._zmq import Socket, SocketFactory
 
 
 async def find_leader(endpoints: Sequence[str], make_socket: SocketFactory, timeout: float) -> str | None:
@@ -38,7 +35,7 @@ async def find_leader(endpoints: Sequence[str], make_socket: SocketFactory, time
         silent).
     """
     hello = pb.Request(protocol_version=1, request_id=1, hello=pb.Hello()).SerializeToString()
-    waiting: dict[zmq.Socket, str] = {}  # type: ignore[type-arg]
+    waiting: dict[Socket, str] = {}
     poller = zmq.asyncio.Poller()
     try:
         for endpoint in endpoints:
@@ -72,7 +69,7 @@ async def find_leader(endpoints: Sequence[str], make_socket: SocketFactory, time
             socket.close()
 
 
-def _read(socket: zmq.Socket) -> tuple[bool, bool]:  # type: ignore[type-arg]
+def _read(socket: Socket) -> tuple[bool, bool]:
     """Reads what the socket holds.
 
     Returns:

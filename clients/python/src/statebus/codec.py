@@ -9,7 +9,7 @@ decides how a message reads lives here, and the tests check them without a host.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from ._wire import pb
 from .values import Change, Operation, from_wire, step_from_wire, step_to_wire, to_wire
@@ -134,10 +134,11 @@ class Batch:
 # Version 2: cells and columns (17.4)
 
 
-def _cells(m: Any, names: Sequence[str], allow_pathed: bool) -> list[tuple[str, Change]]:
-    """The changes of an ``UpdateRun``'s or ``SnapshotPart``'s cells, in order."""
+def _cells(m: "pb.UpdateRun | pb.SnapshotPart", names: Sequence[str], allow_pathed: bool) -> list[tuple[str, Change]]:
+    """The changes of an ``UpdateRun``'s or ``SnapshotPart``'s cells, in order (a
+    ``SnapshotPart`` has no pathed changes)."""
     ints, doubles, strings, blobs, values = iter(m.ints), iter(m.doubles), iter(m.strings), iter(m.blobs), iter(m.values)
-    pathed = iter(m.pathed) if allow_pathed else iter(())
+    pathed: Iterator[pb.PathedChange] = iter(m.pathed) if allow_pathed and isinstance(m, pb.UpdateRun) else iter(())
     out = []
     try:
         for cell in m.cells:
@@ -170,7 +171,7 @@ def _cells(m: Any, names: Sequence[str], allow_pathed: bool) -> list[tuple[str, 
     return out
 
 
-def _change(name: str, path: Iterable[Any], value: "pb.Value", operation: int, position: int) -> Change:
+def _change(name: str, path: Iterable["pb.PathComponent"], value: "pb.Value", operation: int, position: int) -> Change:
     if operation not in (0, 1, 2, 3):
         raise Unreadable(f"unknown element operation {operation}")
     op = Operation(operation)

@@ -14,6 +14,8 @@ from pathlib import Path
 import zmq
 from zmq.utils import z85
 
+from ._zmq import Socket
+
 __all__ = ["Keys", "KeyFileError", "load_secret_key", "load_public_key"]
 
 
@@ -113,7 +115,7 @@ class Keys:
         public, secret = load_secret_key(key)
         return cls(public, secret, load_public_key(host_key))
 
-    def apply(self, socket: zmq.Socket) -> None:  # type: ignore[type-arg]
+    def apply(self, socket: Socket) -> None:
         """Makes ``socket`` a CURVE client of the host (before it connects)."""
         socket.curve_serverkey = self.host_public
         socket.curve_publickey = self.public

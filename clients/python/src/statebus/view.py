@@ -23,9 +23,12 @@ from typing import Any, AsyncIterator, Callable, Iterable
 import zmq
 
 from ._endpoints import ControlArgument, ControlEndpoints
-from ._engine import Engine, _Call, _Request
+from ._engine import Engine, _Call
+from ._joinbuffer import DEFAULT_MAX_JOIN_BUFFER_BYTES, JoinBuffer
+from ._updates import _Request
 from ._wire import pb
-from .codec import Batch, Schema, SnapshotAssembler, change_to_wire
+from ._zmq import Context, Socket
+from .codec import Property, Schema, SnapshotAssembler, change_to_wire
 from .errors import (
     ClosedError,
     OverloadedError,
@@ -106,6 +109,15 @@ class View(Engine):
     to one at a time and follows the leader (PROTOCOL.md, "Standby hosts");
     :attr:`control_endpoint` is the one in use.
 
+    Its limits, keyword arguments here and of :func:`statebus.connect`:
+    ``max_writes_in_flight`` (1,000) writes are sent and unanswered at a time, later ones
+    wait in the view in order; past ``max_queued_writes`` (100,000) waiting writes a write
+    raises :class:`~statebus.OverloadedError` at once; ``max_join_buffer_bytes`` (64 MiB,
+    as the Swift replica's ``ReplicaLimits.maxJoinBufferBytes``) bounds the publications,
+    counted in bytes as received, the view keeps while it joins or resyncs (until its
+    snapshot is applied): past it they are dropped and the join starts again from a new
+    snapshot, so nothing is missed or applied twice (counted in :attr:`restarted_joins`).
+
     Not thread-safe: use it from the event loop that made it (or use
     :func:`statebus.connect_sync`).
     """
@@ -123,7 +135,8 @@ class View(Engine):
         write_timeout: float = 30.0,
         max_writes_in_flight: int = 1000,
         max_queued_writes: int = 100_000,
-        context: zmq.Context | None = None,  # type: ignore[type-arg]
+        max_join_buffer_bytes: int = DEFAULT_MAX_JOIN_BUFFER_BYTES,
+        context: Context | None = None,
         logger: logging.Logger | None = None,
     ) -> None:
         if protocol_version not in (1, 2):
@@ -136,6 +149,8 @@ class View(Engine):
             raise ValueError("a view id has no NUL and at most 252 bytes of UTF-8")
         if write_timeout <= 0 or max_writes_in_flight < 1 or max_queued_writes < 1:
             raise ValueError("write_timeout must be positive, max_writes_in_flight and max_queued_writes at least 1")
+        if isinstance(max_join_buffer_bytes, bool) or not isinstance(max_join_buffer_bytes, int) or max_join_buffer_bytes < 1:
+            raise ValueError(f"max_join_buffer_bytes is a number of bytes, at least 1, got {max_join_buffer_bytes!r}")
         self._endpoints = endpoints
         self.object = object
         self.protocol_version = protocol_version
@@ -158,8 +173,8 @@ class View(Engine):
         self._max_message_bytes = 4 * 1024 * 1024
         self._session_token = b""
 
-        self._control: zmq.Socket | None = None  # type: ignore[type-arg]
-        self._sub: zmq.Socket | None = None  # type: ignore[type-arg]
+        self._control: Socket | None = None
+        self._sub: Socket | None = None
         self._poller: zmq.asyncio.Poller | None = None
         self._phase = "hello"  # hello, marker, snapshot, live, closed
         self._hello = _Request()
@@ -167,7 +182,7 @@ class View(Engine):
         self._snapshot = _Request()
         self._assembler: SnapshotAssembler | None = None
         self._marker_deadline = 0.0
-        self._buffer: list[Batch] = []
+        self._buffer = JoinBuffer(max_join_buffer_bytes)
         self._last_heard = 0.0
         self._last_sent = 0.0
         self._silence_factor = 1
@@ -199,6 +214,9 @@ class View(Engine):
         """How many times the view joined again (new epoch, silence, a lost connection)."""
         self.resyncs = 0
         """How many times the view took a new snapshot after a gap."""
+        self.restarted_joins = 0
+        """How many times a join (or resync) started again because the updates that arrived
+        during it passed ``max_join_buffer_bytes``."""
 
     # ===================================================================== life cycle
 
@@ -533,7 +551,7 @@ class View(Engine):
         self._flush()
         return future
 
-    def _property(self, name: str) -> Any:
+    def _property(self, name: str) -> Property:
         if self._schema is None:
             raise StateBusError("the view has not joined yet", object=self.object)
         prop = self._schema.property(name)
