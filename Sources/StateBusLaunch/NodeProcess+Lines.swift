@@ -19,7 +19,7 @@ extension NodeProcess {
     /// - Throws: ``WaitTimeout`` naming what was awaited and showing the last lines.
     @discardableResult
     public func waitForLine(
-        _ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(30), where predicate: @escaping @Sendable (String) -> Bool
+        _ description: String, after lineIndex: Int? = nil, timeout: Duration = .seconds(120), where predicate: @escaping @Sendable (String) -> Bool
     ) async throws -> String {
         let id = UUID()
         // A cancelled wait (at the deadline, or the caller's task) ends as a timeout.

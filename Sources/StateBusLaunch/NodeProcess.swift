@@ -177,11 +177,11 @@ public final class NodeProcess: Sendable {
         if pid > 0 { Foundation.kill(pid, signal) }
     }
 
-    /// Kills the current run with SIGKILL and waits (up to 30 s) for it to end.
+    /// Kills the current run with SIGKILL and waits (up to 120 s) for it to end.
     public func kill() {
         guard pid > 0 else { return }
         signal(SIGKILL)
-        state.withLock { $0.exit }.wait(upTo: .seconds(30))
+        state.withLock { $0.exit }.wait(upTo: .seconds(120))
     }
 
     /// Pauses the process (SIGSTOP) and returns once every one of its threads has stopped.
@@ -231,14 +231,14 @@ public final class NodeProcess: Sendable {
     /// ``waitForExit(timeout:)`` without blocking the calling thread, for async code.
     /// - Returns: its exit status.
     /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
-    public func exited(timeout: Duration = .seconds(30)) async throws -> Int32 {
+    public func exited(timeout: Duration = .seconds(120)) async throws -> Int32 {
         try await onThreadOfItsOwn { () throws -> Int32 in try self.waitForExit(timeout: timeout) }
     }
 
     /// Waits for the current run to exit by itself.
     /// - Returns: its exit status.
     /// - Throws: ``WaitTimeout`` with the last lines when it runs past `timeout`.
-    public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
+    public func waitForExit(timeout: Duration = .seconds(120)) throws -> Int32 {
         let (exit, outputEnd) = state.withLock { ($0.exit, $0.outputEnd) }
         guard pid > 0 else { return -1 }
         guard exit.wait(upTo: timeout) else { throw timedOut(waitingFor: "\(name) to exit", after: timeout) }

@@ -46,7 +46,7 @@ public final class HostNode: StateObservable {
     /// Starts the host again (killing it first if it runs) and waits until it answers and
     /// the observer has joined its new epoch.
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not answer in time.
-    public func restart(timeout: Duration = .seconds(30)) async throws {
+    public func restart(timeout: Duration = .seconds(120)) async throws {
         let previous = observer.epoch
         if process.isRunning { process.kill() }
         _ = await process.exitStatus()

@@ -35,7 +35,7 @@ extension TestSystem {
     /// - Returns: the host node, ended at shut-down.
     /// - Throws: ``BuiltProducts/MissingProduct`` when `statebus` is not built;
     ///   ``WaitTimeout`` with its last lines when it does not answer.
-    public func startHostProcess(object: String, properties: [String], name: String = "host", timeout: Duration = .seconds(30)) async throws
+    public func startHostProcess(object: String, properties: [String], name: String = "host", timeout: Duration = .seconds(120)) async throws
         -> HostNode
     {
         let control = endpoint("\(name).control")
@@ -63,7 +63,7 @@ extension TestSystem {
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not answer.
     public func startHostNode(
         executable: URL, arguments: [String] = [], object: String, control: String? = nil,
-        name: String = "host", timeout: Duration = .seconds(30)
+        name: String = "host", timeout: Duration = .seconds(120)
     ) async throws -> HostNode {
         let control = control ?? endpoint("\(name).control")
         let process = try startProcess(
@@ -91,7 +91,7 @@ extension TestSystem {
     /// - Returns: the view node, ended at shut-down.
     /// - Throws: ``BuiltProducts/MissingProduct`` when `statebus` is not built;
     ///   ``WaitTimeout`` with its last lines when it does not join.
-    public func startView(of object: String, at control: String, name: String, timeout: Duration = .seconds(30)) async throws -> ViewNode {
+    public func startView(of object: String, at control: String, name: String, timeout: Duration = .seconds(120)) async throws -> ViewNode {
         let process = try startProcess(
             executable: try statebusExecutable(),
             arguments: ["watch", "--json", "--edits", "--control", control, "--object", object, "--name", name],
@@ -135,7 +135,7 @@ extension TestSystem {
     ///   - timeout: how long it may take to join.
     /// - Returns: the replica, closed at shut-down.
     /// - Throws: `StateBusError` (`unknownObject`, `timeout`) when it does not join.
-    public func replica(of object: String, at control: String, timeout: Duration = .seconds(30)) async throws -> Replica {
+    public func replica(of object: String, at control: String, timeout: Duration = .seconds(120)) async throws -> Replica {
         let replica = try adopt(try Replica(object: object, controlEndpoint: control))
         try await replica.waitUntilLive(timeout: timeout)
         return replica

@@ -56,7 +56,7 @@ public final class ViewNode: StateObservable {
     /// - Throws: `StateBusError` with the host's code and reason when it rejects the write;
     ///   ``WaitTimeout`` when no verdict comes.
     @discardableResult
-    public func set(_ property: String, to value: Value, timeout: Duration = .seconds(30)) async throws -> UInt64 {
+    public func set(_ property: String, to value: Value, timeout: Duration = .seconds(120)) async throws -> UInt64 {
         let number = sendLine("\(property) \(Self.json(value))")
         let prefix = "{\"line\":\(number),"
         let line = try await process.waitForLine("the host's verdict on \(property) = \(value)", timeout: timeout) { $0.hasPrefix(prefix) }
@@ -70,7 +70,7 @@ public final class ViewNode: StateObservable {
     /// - Returns: the sequence number the host gave the change.
     /// - Throws: as ``set(_:to:timeout:)``, or the encoder's error.
     @discardableResult
-    public func set<T: Encodable>(_ property: String, to value: T, timeout: Duration = .seconds(30)) async throws -> UInt64 {
+    public func set<T: Encodable>(_ property: String, to value: T, timeout: Duration = .seconds(120)) async throws -> UInt64 {
         try await set(property, to: try ValueEncoder().encode(value), timeout: timeout)
     }
 
@@ -101,7 +101,7 @@ public final class ViewNode: StateObservable {
     /// Starts the process again (after ``kill()``, or kills it first) and waits until it
     /// is live.
     /// - Throws: when it cannot start, or ``WaitTimeout`` when it does not join in time.
-    public func restart(timeout: Duration = .seconds(30)) async throws {
+    public func restart(timeout: Duration = .seconds(120)) async throws {
         if process.isRunning { process.kill() }
         // The exit report comes once the old run's last lines are in, so none of them can
         // be taken for the new run's.
@@ -114,7 +114,7 @@ public final class ViewNode: StateObservable {
 
     /// Waits until the view has joined and is in step with its host.
     /// - Throws: ``WaitTimeout`` with the view's last lines.
-    public func waitUntilLive(timeout: Duration = .seconds(30)) async throws {
+    public func waitUntilLive(timeout: Duration = .seconds(120)) async throws {
         try await waitUntil(self, "to be live", timeout: timeout) { $0.isLive }
     }
 

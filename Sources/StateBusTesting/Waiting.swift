@@ -20,7 +20,7 @@ let pollInterval = Duration.milliseconds(5)
 /// - Throws: ``WaitTimeout`` naming `what` with `lastSeen`; `CancellationError` when the
 ///   task is cancelled; whatever `condition` throws.
 public func waitUntil(
-    _ what: String, timeout: Duration = .seconds(30),
+    _ what: String, timeout: Duration = .seconds(120),
     lastSeen: @Sendable () async -> String = { "" },
     _ condition: @Sendable () async throws -> Bool
 ) async throws {
@@ -44,7 +44,7 @@ public func waitUntil(
 /// - Throws: ``WaitTimeout`` with the node's last state.
 @discardableResult
 public func waitUntil(
-    _ node: some StateObservable, _ what: String, timeout: Duration = .seconds(30),
+    _ node: some StateObservable, _ what: String, timeout: Duration = .seconds(120),
     where predicate: @escaping @Sendable (ObservedState) -> Bool
 ) async throws -> ObservedState {
     let found = Found()
@@ -65,7 +65,7 @@ public func waitUntil(
 /// - Throws: ``WaitTimeout`` with the node's last state; ``ValuePathError`` for a bad path.
 @discardableResult
 public func waitUntil(
-    _ node: some StateObservable, _ property: String, equals value: Value, timeout: Duration = .seconds(30)
+    _ node: some StateObservable, _ property: String, equals value: Value, timeout: Duration = .seconds(120)
 ) async throws -> ObservedState {
     let path = try ValuePath(parsing: property)
     return try await waitUntil(node, "\(property) == \(value)", timeout: timeout) { state in
@@ -82,7 +82,7 @@ public func waitUntil(
 ///   - timeout: the deadline.
 /// - Throws: ``WaitTimeout`` listing, for each node that still differs, what differs.
 public func waitUntilConverged(
-    _ truth: some StateObservable, _ nodes: [any StateObservable], timeout: Duration = .seconds(30)
+    _ truth: some StateObservable, _ nodes: [any StateObservable], timeout: Duration = .seconds(120)
 ) async throws {
     let names = ([truth.observedName] + nodes.map(\.observedName)).joined(separator: ", ")
     try await waitUntil("\(names) to converge", timeout: timeout, lastSeen: { await mismatches(truth, nodes) }) {

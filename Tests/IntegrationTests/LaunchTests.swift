@@ -65,7 +65,7 @@ struct LaunchTests {
         #expect(answered < viewStarted, "the view started before its host answered")
         let pids = try ["host", "watcher"].map { try #require(Self.pid(of: $0, in: output)) }
         #expect(pids.allSatisfy(Self.isAlive))
-        #expect(launcher.terminate(grace: .seconds(20)) == 0)
+        #expect(launcher.terminate(grace: .seconds(90)) == 0)
         for pid in pids { #expect(!Self.isAlive(pid), "node pid \(pid) outlived the launcher") }
     }
 

@@ -30,8 +30,10 @@ struct CallResendTests {
         // A long request timeout: the replica stays quiet (no ping) meanwhile. A long heartbeat
         // tolerance too: a reconnection for silence while the suite loads the machine would
         // say hello, and the dropped reply would be its welcome instead of the call's answer.
-        var replicaConfiguration = ReplicaConfiguration(nodeName: "caller", missedHeartbeatsBeforeStale: 60, requestTimeout: .seconds(20))
-        replicaConfiguration.callTimeout = .seconds(60)
+        // Longer than the call may wait for the main actor early in a full run (above 20 s
+        // seen): a ping then would take the dropped reply instead of the call's answer.
+        var replicaConfiguration = ReplicaConfiguration(nodeName: "caller", missedHeartbeatsBeforeStale: 600, requestTimeout: .seconds(150))
+        replicaConfiguration.callTimeout = .seconds(150)
         let replica = try Replica(object: "Tally", controlEndpoint: host.controlEndpoint, configuration: replicaConfiguration)
         defer { replica.close() }
         try await replica.waitUntilLive(timeout: .seconds(20))
@@ -42,9 +44,9 @@ struct CallResendTests {
         // As long as the call may take (callTimeout): the action runs on the main actor, which
         // the suite's other model tests share, and early in a full run on 2 cores it waited
         // more than 20 s in 3 of 9 runs.
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + .seconds(120)
         while host.statistics.callsSucceeded < 1 {
-            guard ContinuousClock.now < deadline else { throw StateBusError(.timeout, "the call did not finish on the host in 60 s") }
+            guard ContinuousClock.now < deadline else { throw StateBusError(.timeout, "the call did not finish on the host in 120 s") }
             try await Task.sleep(for: .milliseconds(10))  // between two looks at the host's counters
         }
         #expect(model.runs == 1)
