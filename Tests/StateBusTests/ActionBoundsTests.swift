@@ -39,7 +39,11 @@ struct ActionBoundsTests {
     func runningCallsAreBounded() async throws {
         let (model, host) = try await serve(maxRunningCalls: 1)
         defer { host.stop() }
-        let view = try await GateModel.replica(controlEndpoint: host.controlEndpoint)
+        // The actions run on the main actor, which the suite's other model tests share: early
+        // in a full run on two cores a call waited past the default 30 s for it.
+        var patient = ReplicaConfiguration(nodeName: "gate")
+        patient.callTimeout = .seconds(150)
+        let view = try await GateModel.replica(controlEndpoint: host.controlEndpoint, configuration: patient, timeout: .seconds(60))
         defer { view.connection.detach() }
         let first = Task { try await view.pass() }
         try await waitUntil("the first call to run on the host") { model.started == 1 }
