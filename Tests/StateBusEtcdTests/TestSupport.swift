@@ -25,7 +25,7 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(15), _ condition: ()
     while true {
         if try await condition() { return }
         guard ContinuousClock.now < deadline else { throw WaitTimeout(description: "timed out after \(timeout) waiting for \(what)") }
-        try await Task.sleep(for: .milliseconds(10))
+        try await Task.sleep(for: .milliseconds(10))  // between two looks at a condition with no signal of its own
     }
 }
 

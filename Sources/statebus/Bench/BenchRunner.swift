@@ -250,20 +250,31 @@ struct BenchRunner {
     // MARK: Durable writes
 
     mutating func durable() async {
+        await durableRows(store: .sqlite, keyPrefix: "durable", key: { _ in nil }, measure: "acknowledged durable writes/s", holder: "host") {
+            "\($0.formatted()) commits (fsyncs); no raw equivalent"
+        }
+    }
+
+    /// The rows of durable writes to one store, one write in flight and the plan's window.
+    private mutating func durableRows(
+        store: DurableBench.DurableStore, keyPrefix: String, key: (Int) -> String?, measure: String, holder: String,
+        commits: (Int) -> String
+    ) async {
         for (writes, window) in [(plan.durableSequentialWrites, 1), (plan.durableWrites, plan.durableWindow)] {
-            say("durable writes: \(writes), \(window) in flight")
-            var row = BenchReport.Row("acknowledged durable writes/s, \(window) in flight", unit: "rate", statebus: nil, raw: nil)
+            say("\(measure): \(writes), \(window) in flight")
+            var row = BenchReport.Row("\(measure), \(window) in flight", unit: "rate", statebus: nil, raw: nil, key: key(window))
             do {
-                let outcome = try await DurableBench(writes: writes, window: window).run()
-                report.check("durable.\(window)", outcome.complete, outcome.problem ?? "all \(writes) writes acknowledged; host holds the last")
+                let outcome = try await DurableBench(writes: writes, window: window, store: store).run()
+                report.check(
+                    "\(keyPrefix).\(window)", outcome.complete, outcome.problem ?? "all \(writes) writes acknowledged; \(holder) holds the last")
                 if outcome.complete {
                     row.statebus = outcome.writesPerSecond
-                    row.note = "\(writes.formatted()) writes in \(outcome.commits.formatted()) commits (fsyncs); no raw equivalent"
+                    row.note = "\(writes.formatted()) writes in \(commits(outcome.commits))"
                 } else {
                     row.note = "not available: \(outcome.problem ?? "")"
                 }
             } catch {
-                report.check("durable.\(window)", false, "\(error)")
+                report.check("\(keyPrefix).\(window)", false, "\(error)")
                 row.note = "not available: \(error)"
             }
             report.rows.append(row)
@@ -280,27 +291,10 @@ struct BenchRunner {
                     note: "not run: etcd is not installed (deploy/setup.sh --etcd installs Debian's etcd-server)"))
             return
         }
-        for (writes, window) in [(plan.durableSequentialWrites, 1), (plan.durableWrites, plan.durableWindow)] {
-            say("durable writes to etcd: \(writes), \(window) in flight")
-            var row = BenchReport.Row(
-                "acknowledged durable writes/s to etcd, \(window) in flight", unit: "rate", statebus: nil, raw: nil, key: "failover.durable.\(window)"
-            )
-            do {
-                let outcome = try await DurableBench(writes: writes, window: window, store: .etcd).run()
-                report.check(
-                    "failover.durable.\(window)", outcome.complete, outcome.problem ?? "all \(writes) writes acknowledged; etcd holds the last")
-                if outcome.complete {
-                    row.statebus = outcome.writesPerSecond
-                    row.note = "\(writes.formatted()) writes in \(outcome.commits.formatted()) fenced etcd transactions (one member, no fsync)"
-                } else {
-                    row.note = "not available: \(outcome.problem ?? "")"
-                }
-            } catch {
-                report.check("failover.durable.\(window)", false, "\(error)")
-                row.note = "not available: \(error)"
-            }
-            report.rows.append(row)
-        }
+        await durableRows(
+            store: .etcd, keyPrefix: "failover.durable", key: { "failover.durable.\($0)" }, measure: "acknowledged durable writes/s to etcd",
+            holder: "etcd"
+        ) { "\($0.formatted()) fenced etcd transactions (one member, no fsync)" }
         say("failover: \(plan.failoverKills) leader kills, \(plan.failoverViews) views")
         var median = BenchReport.Row("leader SIGKILL → every view live on the new leader, median", unit: "nanoseconds", statebus: nil, raw: nil)
         var worst = BenchReport.Row(
