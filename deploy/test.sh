@@ -20,6 +20,18 @@ python3 -c 'import selenium' 2>/dev/null \
   || python3 -m pip install --quiet --disable-pip-version-check selenium >/dev/null 2>&1 \
   || echo "test: selenium not installed; the inspector browser test will be skipped"
 
+# The Python client (clients/python) in a virtual environment of its own in .build, before
+# the Swift tests, whose demo test then plays its Python view (STATEBUS_PYTHON). Its
+# installation failing fails the run (pyzmq and protobuf come from PyPI), as its tests
+# failing does.
+python_status=0
+if STATEBUS_PYTHON=$(deploy/python-client.sh --test); then
+  export STATEBUS_PYTHON
+else
+  python_status=1
+  echo "test: could not install the Python client and its test tools into .build/python-client (see above)"
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # The statebus commands the tests run wait up to 60 s for a host (STATEBUS_TIMEOUT), not
@@ -43,26 +55,17 @@ set -e
 [ "$status" -eq 0 ] && status=$leases_status
 [ "$status" -eq 0 ] && status=$stress_status
 
-# The Python client (clients/python): installed into a virtual environment of its own in
-# .build, then its tests, against the statebus executable this run built. Its installation
-# failing fails the run (pyzmq and protobuf come from PyPI), as its tests failing does.
+# The Python client's tests, against the statebus executable this run built.
 python_summary="python client: not run"
-venv=.build/python-client
-set +e
-deploy/setup.sh --python >/dev/null \
-  && { [ -x "$venv/bin/python" ] || python3 -m venv "$venv"; } \
-  && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check './clients/python[test]'
-python_status=$?
-if [ "$python_status" -ne 0 ]; then
-  echo "test: could not install the Python client and its test tools into $venv (see above)"
-else
-  STATEBUS_EXECUTABLE="$(swift build --show-bin-path)/statebus" "$venv/bin/python" -m pytest -q -p no:cacheprovider clients/python/tests 2>&1 \
+if [ "$python_status" -eq 0 ]; then
+  set +e
+  STATEBUS_EXECUTABLE="$(swift build --show-bin-path)/statebus" "$STATEBUS_PYTHON" -m pytest -q -p no:cacheprovider clients/python/tests 2>&1 \
     | tee "$log.python"
   python_status=${PIPESTATUS[0]}
+  set -e
   python_summary="python client: $(grep -E '[0-9]+ (passed|failed)' "$log.python" | tail -n 1)"
   rm -f "$log.python"
 fi
-set -e
 [ "$status" -eq 0 ] && status=$python_status
 
 passed=$(grep -E '^(✔|􁁛) Test ' "$log" | grep -vc 'Test run with' || true)

@@ -37,4 +37,8 @@ public enum EnvironmentVariableName {
     /// `STATEBUS_BIN_DIR`: where the testing product looks for built executables such as
     /// `statebus`, when they are not next to the test bundle.
     public static let binDirectory = "STATEBUS_BIN_DIR"
+    /// `STATEBUS_PYTHON`: the Python interpreter that has the Python client
+    /// (`clients/python`) installed, for the demo's Python view and the bench's Python rows
+    /// when `--python` is not given (`python3` on the `PATH` without it).
+    public static let python = "STATEBUS_PYTHON"
 }

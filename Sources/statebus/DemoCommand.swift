@@ -9,8 +9,10 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Play the demo: the shared-text, profile and to-do apps, one process per node.",
         discussion: """
-            1. Shared text (seeds/003): a host owns SharedData; three views show and edit it. \
-            Every view edits in turn; one view is killed and respawned and catches up.
+            1. Shared text (seeds/003): a host owns SharedData; three views show and edit it, \
+            and a fourth written in Python (clients/python) when a Python with the client is \
+            found (--python, else $STATEBUS_PYTHON, else python3; the demo says why when it is \
+            not). Every view edits in turn; one view is killed and respawned and catches up.
             2. Profile (seeds/000, 002): a host owns the profile model; a profile view, an \
             editing view bound to $user.username and $user.email (with the error view), and \
             the notification toggle. An invalid email is rejected and rolls back with the \
@@ -38,6 +40,7 @@ struct DemoCommand: AsyncParsableCommand {
               statebus demo --interactive
               statebus demo --app todo
               statebus demo --app ha                       # etcd, two hosts, a killed leader
+              statebus demo --python .build/python-client/bin/python   # the Python view's interpreter
               statebus demo --interactive --app profile
               statebus demo --interactive --app todo
             """
@@ -52,6 +55,11 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: "Seconds to wait for each step (default: $STATEBUS_TIMEOUT, else 60).")
     var timeout: Double?
+
+    @Option(
+        name: .long,
+        help: "The Python interpreter of the shared text's Python view, with clients/python installed (default: $STATEBUS_PYTHON, else python3).")
+    var python: String?
 
     /// The wait for each step when neither `--timeout` nor `STATEBUS_TIMEOUT` gives one:
     /// long enough for a first render on a loaded 2-core machine (a step takes well under a
@@ -75,8 +83,14 @@ struct DemoCommand: AsyncParsableCommand {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-demo-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let scenario = DemoScenario(folder: folder, deadline: stepWait.duration)
+        var scenario = DemoScenario(folder: folder, deadline: stepWait.duration)
         let chosen = app.flatMap(DemoScenario.InteractiveApp.init(rawValue:))
+        if !interactive, (chosen ?? .sharedText) == .sharedText {
+            let found = await PythonClient.find(option: python, timeout: stepWait.duration)
+            // An interpreter asked for by name must work; the default one may be missing.
+            if python != nil, case .failure(let missing) = found { throw missing }
+            scenario.python = found
+        }
         if interactive {
             let status = try await scenario.interactive(chosen ?? .sharedText)
             if status != 0 { throw ExitCode(status) }

@@ -7,6 +7,8 @@ import StateBusWire
 struct DemoScenario {
     let folder: String
     let deadline: Duration
+    /// The interpreter of the shared-text app's Python view, or why there is none.
+    var python: Result<PythonClient, PythonClient.Missing>? = nil
 
     /// Starts a topology under the launcher and returns it with a stop handle.
     /// The stop handle also stops every node at once, so no node outlives a failed step.
@@ -65,9 +67,19 @@ struct DemoScenario {
     // MARK: Shared text
 
     func sharedText() async throws -> Bool {
-        emit("== 1. Shared text: a host and three views, each a process ==")
-        let views = ["first", "second", "third"]
-        let yaml = DemoTopology.sharedText(name: "text", folder: folder, views: views.map { DemoTopology.View(name: $0) }, respawnViews: true)
+        var topology = ["first", "second", "third"].map { DemoTopology.View(name: $0) }
+        switch python {
+        case .success(let client)?:
+            emit("== 1. Shared text: a host, three Swift views and a Python view, each a process ==")
+            topology.append(DemoTopology.View(name: "python", python: client.interpreter.path))
+        case .failure(let missing)?:
+            emit("== 1. Shared text: a host and three views, each a process ==")
+            emit("(the Python view is left out: \(missing))")
+        case nil:
+            emit("== 1. Shared text: a host and three views, each a process ==")
+        }
+        let views = topology.map(\.name)
+        let yaml = DemoTopology.sharedText(name: "text", folder: folder, views: topology, respawnViews: true)
         let (launcher, run, stop) = try launch(yaml, name: "text")
         defer { stop() }
         var processes: [NodeProcess] = []

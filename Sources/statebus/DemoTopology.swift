@@ -7,6 +7,9 @@ enum DemoTopology {
         let name: String
         var screen: String? = nil
         var item: String? = nil
+        /// A Python interpreter with the Python client: the view is then the client's
+        /// `python -m statebus.demo APP` instead of `statebus node APP`.
+        var python: String? = nil
     }
 
     /// The shared-text app (seed 003): a host owning `SharedData`, and `views`.
@@ -90,12 +93,14 @@ enum DemoTopology {
         if respawnHost { lines.append("    \(respawn)") }
         for view in views {
             let screen = (view.screen.map { ["--screen", $0] } ?? []) + (view.item.map { ["--item", $0] } ?? [])
+            let (executable, arguments) =
+                view.python.map { ($0, ["-m", "statebus.demo", app]) } ?? ("statebus", ["node", app, "--role", "view"] + screen)
             lines += [
                 "  - name: \(view.name)",
                 "    role: view",
                 "    objects: [\(object)]",
-                "    executable: statebus",
-                "    arguments: [\((["node", app, "--role", "view"] + screen).joined(separator: ", "))]"
+                "    executable: \(executable)",
+                "    arguments: [\(arguments.joined(separator: ", "))]"
             ]
             if respawnViews { lines.append("    \(respawn)") }
         }

@@ -15,8 +15,11 @@ struct DemoTests {
         #expect(try await demo.exited() == 0, "\(demo.output.suffix(20))")
         let output = demo.output
         #expect(output.contains("every node converged on its host's state"))
-        // Shared text: every view's final row shows the edit made while the second was down.
-        for name in ["host", "first", "second", "third"] {
+        // Shared text: every view's final row shows the edit made while the second was down,
+        // the Python client's view too when the test command installed it (STATEBUS_PYTHON).
+        let python = ProcessInfo.processInfo.environment["STATEBUS_PYTHON"] != nil
+        if python { #expect(output.contains { $0.contains("[python] python view: edited in python") }, "the Python view's own edit") }
+        for name in ["host", "first", "second", "third"] + (python ? ["python"] : []) {
             #expect(output.contains { $0.hasPrefix(name) && $0.hasSuffix("| edited while second was down") }, "\(name) missing from the final table")
         }
         // Profile: the rejected email is shown as an error, and the host's restart restores
@@ -39,6 +42,22 @@ struct DemoTests {
         for name in ["first", "second", "third"] {
             #expect(output.contains { $0.hasPrefix(name) && $0.hasSuffix("| the group survived a kill") }, "\(name) missing from the group's table")
         }
+    }
+
+    @Test("without a usable Python the shared text leaves its Python view out and says why; a named one must work")
+    func pythonViewLeftOutOrRefused() async throws {
+        let statebus = try BuiltProducts.executable("statebus")
+        // An interpreter that cannot import the client (it exits 1 at once).
+        let without = try await OneShotCommand.run(statebus, ["demo", "--app", "shared-text"], environment: ["STATEBUS_PYTHON": "/bin/false"])
+        #expect(without.status == 0, "\(without.output.suffix(10))")
+        #expect(
+            without.output.contains { $0.contains("(the Python view is left out: /bin/false (STATEBUS_PYTHON) has no StateBus Python client") },
+            "\(without.output.prefix(5))")
+        #expect(!without.output.contains { $0.hasPrefix("python ") })
+        let named = try await OneShotCommand.run(statebus, ["demo", "--app", "shared-text", "--python", "/nonexistent/python3"])
+        #expect(named.status != 0)
+        #expect(named.output.contains { $0.contains("no executable file '/nonexistent/python3' (--python)") }, "\(named.output)")
+        #expect(!named.output.contains { $0.contains("launch: started") }, "nothing starts before the refusal")
     }
 
     @Test("`statebus demo --app todo` plays the to-do app alone")

@@ -33,6 +33,7 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --only fanout        # 1,000 views on the host, and through 4 relays
               statebus bench --only collection    # one element changed in a 100,000-item collection; its late join
               statebus bench --only failover      # etcd: durable writes/s, and leader SIGKILL to every view on the new one
+              statebus bench --only python --python .build/python-client/bin/python   # Int updates into a Python view, and pyzmq's
               statebus bench --quick --peer qtro  # then Qt Remote Objects' benchmark, with StateBus/QtRO ratios
 
             --peer qtro runs the Qt Remote Objects benchmark of ../shared/peers/qtro (or \
@@ -41,12 +42,18 @@ struct BenchCommand: AsyncParsableCommand {
             a QtRO column with StateBus/QtRO ratios (same sense as the raw ratio). Without Qt \
             the notes say why and the rest of the run stands. deploy/bench-plot.py draws a \
             --json report as a PNG.
+
+            The python part measures a view written in Python (clients/python) beside a \
+            pyzmq SUB receiving the raw stream, on the interpreter of --python (else \
+            $STATEBUS_PYTHON, else python3), which must have the client installed \
+            (pip install ./clients/python); without one, its row says why, and the run fails \
+            only when --only python or --python asked for it.
             """
     )
 
     /// The parts of the benchmark.
     enum Section: String, CaseIterable, ExpressibleByArgument {
-        case throughput, echo, join, durable, keys, fanout, collection, failover
+        case throughput, echo, join, durable, keys, fanout, collection, failover, python
     }
 
     @Flag(help: "A smoke run under 30 s: fewer updates and writes, Int at 1, 3 and 10 views, the other payloads at 1 view.")
@@ -71,6 +78,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "The peer benchmark's folder (default: $STATEBUS_QTRO_DIR or ../shared/peers/qtro).")
     var peerDir: String?
+
+    @Option(help: "The Python interpreter of the python part, with clients/python installed (default: $STATEBUS_PYTHON, else python3).")
+    var python: String?
 
     func validate() throws {
         if quick && tiny { throw ValidationError("choose one of --quick and --tiny, not both") }
@@ -102,6 +112,10 @@ struct BenchCommand: AsyncParsableCommand {
         if sections.contains(.fanout) { await runner.fanout() }
         if sections.contains(.collection) { await runner.collection() }
         if sections.contains(.failover) { await runner.failover() }
+        if sections.contains(.python) {
+            let client = await PythonClient.find(option: python, timeout: .seconds(60))
+            await runner.python(client, required: python != nil || only.contains(.python))
+        }
         if peer == .qtro { await runner.qtro(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full")) }
         report = runner.report
         report.judgeTargets()
@@ -146,23 +160,25 @@ struct BenchPlan: Sendable {
     /// Leader kills of the failover run, and the views that follow.
     var failoverKills: Int
     var failoverViews: Int
+    /// Updates into the Python view (and the pyzmq SUB).
+    var pythonUpdates: Int
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
         echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
         durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200,
-        failoverKills: 2, failoverViews: 3
+        failoverKills: 2, failoverViews: 3, pythonUpdates: 2_000
     )
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
         echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500,
         durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 200, fanoutRelays: 4, fanoutUpdates: 10_000, collectionItems: 100_000,
-        collectionUpdates: 1_000, failoverKills: 3, failoverViews: 10
+        collectionUpdates: 1_000, failoverKills: 3, failoverViews: 10, pythonUpdates: 50_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
         echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000,
         durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
-        collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10
+        collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10, pythonUpdates: 200_000
     )
 }

@@ -23,38 +23,8 @@ struct BenchRunner {
             let bench = ThroughputBench(kind: kind, views: views, updates: plan.updates)
             let label = "\(kind.label), \(views) view\(views == 1 ? "" : "s")"
             say("throughput \(label): \(plan.updates) updates")
-            let statebus: ThroughputBench.Outcome?
-            let raw: ThroughputBench.Outcome?
-            do {
-                statebus = try await bench.runStateBus()
-                report.check(
-                    "throughput.\(kind.rawValue).\(views).statebus", statebus!.complete,
-                    statebus!.complete
-                        ? "every view applied all \(plan.updates) updates in order, final value equal" : statebus!.problems.joined(separator: "; "))
-            } catch {
-                statebus = nil
-                report.check("throughput.\(kind.rawValue).\(views).statebus", false, "\(error)")
-            }
-            do {
-                raw = try await bench.runRaw()
-                report.check(
-                    "throughput.\(kind.rawValue).\(views).raw", raw!.complete,
-                    raw!.complete ? "every subscriber received all \(plan.updates) messages in order" : raw!.problems.joined(separator: "; "))
-            } catch {
-                raw = nil
-                report.check("throughput.\(kind.rawValue).\(views).raw", false, "\(error)")
-            }
-            // A figure with losses does not count.
-            let counted = statebus.flatMap { $0.complete ? $0 : nil }
-            let rawCounted = raw.flatMap { $0.complete ? $0 : nil }
-            let why = statebus == nil ? "the run failed" : "a view missed updates"
-            let row = BenchReport.Row(
-                "updates/s at each view (slowest), \(label)", unit: "rate",
-                statebus: counted?.slowest, raw: rawCounted?.slowest,
-                note: counted == nil ? "not available: \(why)\(statebus.map { "; \($0.resyncs) resyncs" } ?? "")" : "resyncs: 0",
-                key: "throughput.\(kind.rawValue).\(views)"
-            )
-            report.rows.append(row)
+            let (counted, rawCounted) = await measure(
+                bench, row: "updates/s at each view (slowest), \(label)", key: "throughput.\(kind.rawValue).\(views)")
             if views > 1 {
                 var total = BenchReport.Row(
                     "updates/s, all \(views) views together, \(kind.label)", unit: "rate", statebus: counted?.total, raw: rawCounted?.total)
@@ -67,6 +37,60 @@ struct BenchRunner {
                 report.rows.append(total)
             }
         }
+    }
+
+    /// Int updates into a view written in Python (clients/python), beside a pyzmq SUB that
+    /// receives the raw stream, both Python processes. Without a Python that has the client,
+    /// the row says why; that fails a check only when the Python rows were asked for
+    /// (`--only python` or `--python`).
+    mutating func python(_ client: Result<PythonClient, PythonClient.Missing>, required: Bool) async {
+        let row = "updates/s at a Python view, Int, 1 view (raw: pyzmq SUB)"
+        switch client {
+        case .failure(let missing):
+            if required { report.check("python.available", false, missing.description) }
+            report.rows.append(BenchReport.Row(row, unit: "rate", statebus: nil, raw: nil, note: "not available: \(missing)", key: "python.int.1"))
+        case .success(let python):
+            say("throughput into a Python view: \(plan.pythonUpdates) updates")
+            let bench = ThroughputBench(kind: .int, views: 1, updates: plan.pythonUpdates, python: python)
+            _ = await measure(bench, row: row, key: "python.int.1")
+        }
+    }
+
+    /// Runs one throughput figure, StateBus's then raw's, records both checks and the row
+    /// of the slowest view, and returns the outcomes that count (`nil`: failed or lossy).
+    private mutating func measure(_ bench: ThroughputBench, row: String, key: String) async -> (ThroughputBench.Outcome?, ThroughputBench.Outcome?) {
+        let statebus: ThroughputBench.Outcome?
+        let raw: ThroughputBench.Outcome?
+        do {
+            statebus = try await bench.runStateBus()
+            report.check(
+                "\(key).statebus", statebus!.complete,
+                statebus!.complete
+                    ? "every view applied all \(bench.updates) updates in order, final value equal" : statebus!.problems.joined(separator: "; "))
+        } catch {
+            statebus = nil
+            report.check("\(key).statebus", false, "\(error)")
+        }
+        do {
+            raw = try await bench.runRaw()
+            report.check(
+                "\(key).raw", raw!.complete,
+                raw!.complete ? "every subscriber received all \(bench.updates) messages in order" : raw!.problems.joined(separator: "; "))
+        } catch {
+            raw = nil
+            report.check("\(key).raw", false, "\(error)")
+        }
+        // A figure with losses does not count.
+        let counted = statebus.flatMap { $0.complete ? $0 : nil }
+        let rawCounted = raw.flatMap { $0.complete ? $0 : nil }
+        let why = statebus == nil ? "the run failed" : "a view missed updates"
+        report.rows.append(
+            BenchReport.Row(
+                row, unit: "rate", statebus: counted?.slowest, raw: rawCounted?.slowest,
+                note: counted == nil ? "not available: \(why)\(statebus.map { "; \($0.resyncs) resyncs" } ?? "")" : "resyncs: 0",
+                key: key
+            ))
+        return (counted, rawCounted)
     }
 
     // MARK: Echo

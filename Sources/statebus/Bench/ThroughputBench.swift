@@ -38,6 +38,9 @@ struct ThroughputBench {
     let updates: Int
     /// With CURVE keys on the host and every view (the "with keys" rows).
     var keyed = false
+    /// Views and raw subscribers written in Python (clients/python and pyzmq), run on this
+    /// interpreter, instead of this executable's Swift workers.
+    var python: PythonClient? = nil
 
     static let viewTimeout: Duration = .seconds(300)
 
@@ -67,10 +70,9 @@ struct ThroughputBench {
         let workers = WorkerGroup()
         defer { workers.terminateAll() }
         let processes = try (0..<views).map { index in
-            try workers.start(
-                "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"],
-                environment: keys?.viewEnvironment ?? [:],
-                name: "view \(index + 1)")
+            try startWorker(
+                workers, "view", ["--control", host.controlEndpoint, "--kind", kind.rawValue, "--count", "\(updates)"],
+                environment: keys?.viewEnvironment ?? [:], name: "view \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let started = MonotonicClock.now()
@@ -93,7 +95,7 @@ struct ThroughputBench {
         defer { workers.terminateAll() }
         // The SUBs connect before the bind and retry by themselves until it appears.
         let processes = try (0..<views).map { index in
-            try workers.start("raw-sub", ["--updates", endpoint, "--count", "\(updates)"], name: "raw sub \(index + 1)")
+            try startWorker(workers, "raw-sub", ["--updates", endpoint, "--count", "\(updates)"], name: "raw sub \(index + 1)")
         }
         for process in processes { _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120)) }
         let (subscribers, count, size) = (views, updates, 8 + kind.valueBytes)
@@ -101,6 +103,15 @@ struct ThroughputBench {
             try Self.publish(endpoint: endpoint, subscribers: subscribers, count: count, size: size)
         }
         return try await collect(processes, started: started)
+    }
+
+    /// A view or raw subscriber: this executable's worker, or the Python client's
+    /// (`python -m statebus._benchworker`, which takes the same role and options).
+    private func startWorker(
+        _ workers: WorkerGroup, _ role: String, _ arguments: [String], environment: [String: String] = [:], name: String
+    ) throws -> NodeProcess {
+        guard let python else { return try workers.start(role, arguments, environment: environment, name: name) }
+        return try workers.startPython(python, role, arguments, environment: environment, name: "python \(name)")
     }
 
     /// Binds, waits until `subscribers` subscriptions have arrived, then sends `count`

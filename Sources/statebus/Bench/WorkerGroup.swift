@@ -22,6 +22,18 @@ final class WorkerGroup: Sendable {
         return process
     }
 
+    /// Starts a worker of the Python client (`python -m statebus._benchworker ROLE …`),
+    /// ended like the others.
+    func startPython(
+        _ python: PythonClient, _ role: String, _ arguments: [String], environment: [String: String] = [:], name: String
+    ) throws -> NodeProcess {
+        let process = try NodeProcess(
+            executable: python.interpreter, arguments: ["-m", "statebus._benchworker", role] + arguments, environment: environment,
+            name: name)
+        processes.withLock { $0.append(process) }
+        return process
+    }
+
     /// Starts another executable built beside this one (`statebus-bench-view`), ended like a
     /// worker; `nil` when it was not built.
     func startSibling(_ name: String, _ arguments: [String], as displayName: String) throws -> NodeProcess? {

@@ -49,13 +49,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child
 class Node:
     """A ``statebus`` process: its output lines, its ``ready`` line, and its end."""
 
-    def __init__(self, arguments: list[str], name: str) -> None:
+    def __init__(self, arguments: list[str], name: str, takes_input: bool = False) -> None:
         self.name, self.arguments = name, arguments
         self.lines: list[str] = []
         self._lines: queue.Queue[str | None] = queue.Queue()
         self.process = subprocess.Popen(
-            arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True,
-            preexec_fn=_die_with_parent,
+            arguments, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if takes_input else subprocess.DEVNULL, text=True, preexec_fn=_die_with_parent,
         )
         threading.Thread(target=self._read, daemon=True).start()
         self.ready: dict[str, str] = {}
@@ -85,6 +85,17 @@ class Node:
         line = self.wait_for_line("ready ")
         self.ready = dict(field.split("=", 1) for field in line.split()[1:] if "=" in field)
         return self.ready
+
+    def send(self, line: str) -> None:
+        """Writes a line to its standard input (``takes_input=True``)."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def close_input(self) -> None:
+        """Ends its standard input."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
 
     @property
     def pid(self) -> int:
