@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 from .codec import Batch, Snapshot
 from .errors import StateBusError
-from .values import Change, PathError, apply_change
+from .values import Change, Operation, PathError, apply_change, copied
 
 __all__ = ["WriteStatus", "PendingWrite", "Outcome", "ReplicaState", "BatchResult"]
 
@@ -131,6 +131,9 @@ class ReplicaState:
             values: dict[str, Any] = {}
             try:
                 for c in batch.changes:
+                    if not c.path and c.operation is Operation.REPLACE:  # a whole value: nothing to copy first
+                        values[c.property] = copied(c.value)
+                        continue
                     if c.property not in values:  # one copy per property and batch: all or nothing
                         values[c.property] = copy.deepcopy(self.confirmed.get(c.property))
                     values[c.property] = apply_change(values[c.property], c, in_place=True)

@@ -66,10 +66,14 @@ class Change:
     expected_version: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        if not isinstance(self.path, (tuple, list)):
-            raise TypeError(f"Change.path is a tuple of steps, got {self.path!r}; Change.set(property, value, *path) takes them one by one")
-        object.__setattr__(self, "path", tuple(self.path))
-        object.__setattr__(self, "operation", Operation(self.operation))
+        # The common case (a whole value, as decoded from a run) needs no conversion.
+        if type(self.path) is not tuple:
+            if not isinstance(self.path, (tuple, list)):
+                raise TypeError(
+                    f"Change.path is a tuple of steps, got {self.path!r}; Change.set(property, value, *path) takes them one by one")
+            object.__setattr__(self, "path", tuple(self.path))
+        if type(self.operation) is not Operation:
+            object.__setattr__(self, "operation", Operation(self.operation))
 
     @classmethod
     def set(cls, property: str, value: Any, *path: Step, expected_version: int | None = None) -> "Change":
@@ -228,6 +232,16 @@ def _locate(container: Any, step: Step) -> Any:
     return step
 
 
+#: Values that cannot change in place: a copy of one is the value itself.
+_IMMUTABLE = (int, float, str, bytes, bool, type(None))
+
+
+def copied(value: Any) -> Any:
+    """A copy of ``value`` that shares no mutable part with it (a scalar is its own copy:
+    most properties are, and ``copy.deepcopy`` costs a microsecond even for an int)."""
+    return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
+
+
 def apply_change(current: Any, change: Change, *, in_place: bool = False) -> Any:
     """The property's value after ``change``, leaving ``current`` untouched unless
     ``in_place`` (then ``current`` is changed where it can be, and must be the caller's own
@@ -237,8 +251,8 @@ def apply_change(current: Any, change: Change, *, in_place: bool = False) -> Any
     a pending change, PROTOCOL.md section 8). Every check comes before any mutation, so a
     refused change leaves ``current`` as it was, in place or not.
     """
-    if not change.path and change.operation == Operation.REPLACE:
-        return copy.deepcopy(change.value)
+    if not change.path and change.operation is Operation.REPLACE:
+        return copied(change.value)
     root = current if in_place else copy.deepcopy(current)
     if change.operation == Operation.INSERT:
         target = root
