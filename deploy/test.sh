@@ -37,6 +37,12 @@ trap 'rm -f "$log"' EXIT
 # The statebus commands the tests run wait up to 60 s for a host (STATEBUS_TIMEOUT), not
 # 10: early in a run the tests start dozens of processes at once on two cores.
 export STATEBUS_TIMEOUT="${STATEBUS_TIMEOUT:-60}"
+# At most 6 tests at a time. Swift Testing otherwise starts every test of a run at once,
+# each with its processes, which on two cores shared with another build starved some for
+# more than a minute (every wait then looks like a hang). The slowest tests set the run's
+# length, so the bound costs no time. Swift Testing marks the variable experimental; a
+# toolchain that ignores it runs every test at once, as before.
+export SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH="${SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH:-6}"
 # Three runs of the one test binary: every test but those below; then the high-availability
 # and etcd tests, whose leases of a second or two are the time etcd and the group's hosts
 # have to answer (at the start of the first run, hundreds of processes start on two
