@@ -61,7 +61,7 @@ let package = Package(
         // The safe Swift wrapper of libzmq. Knows nothing about state sync.
         .target(
             name: "ZeroMQ",
-            dependencies: ["CZeroMQ"], swiftSettings: strict
+            dependencies: ["CZeroMQ", "StateBusRuntime"], swiftSettings: strict
         ),
         // Wire messages generated from proto/statebus.proto, and the Value codec.
         // Knows nothing about sockets.
@@ -102,6 +102,7 @@ let package = Package(
         .target(
             name: "StateBusEtcd",
             dependencies: [
+                "StateBusRuntime",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -113,7 +114,7 @@ let package = Package(
         .target(
             name: "StateBusHA",
             dependencies: [
-                "StateBus", "StateBusEtcd", "StateBusWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
+                "StateBus", "StateBusEtcd", "StateBusRuntime", "StateBusWire", "ZeroMQ", .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics")
             ], swiftSettings: strict
         ),
@@ -193,7 +194,7 @@ let package = Package(
         .executableTarget(
             name: "statebus-fuzz",
             dependencies: [
-                "StateBus", "StateBusWire", "ZeroMQ",
+                "StateBus", "StateBusRuntime", "StateBusWire", "ZeroMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf")
@@ -255,12 +256,14 @@ let package = Package(
         .testTarget(
             name: "StateBusEtcdTests",
             dependencies: [
-                "StateBusEtcd", "StateBusLaunch", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+                "StateBusEtcd", "StateBusLaunch", "StateBusRuntime", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client")
             ], swiftSettings: strict
         ),
         // The testing product's own tests: they run the built `statebus` for process nodes.
-        .testTarget(name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "statebus"], swiftSettings: strict)
+        .testTarget(
+            name: "StateBusTestingTests", dependencies: ["StateBusTesting", "StateBus", "StateBusRuntime", "statebus"], swiftSettings: strict)
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import StateBusRuntime
 
 extension EtcdClient {
     /// Runs an etcd call from synchronous code and waits for its result, blocking the thread.
@@ -36,7 +36,7 @@ extension EtcdClient {
 
 /// Hands the result of a task to the thread blocked on it.
 private final class BlockingOutcome<T: Sendable, Failure: Error>: Sendable {
-    private let result = Mutex<Result<T, Failure>?>(nil)
+    private let result = Locked<Result<T, Failure>?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
     func finish(_ value: Result<T, Failure>) {

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import Synchronization
+import StateBusRuntime
 
 /// A client of etcd's v3 API through its JSON gateway (`POST /v3/...`), for etcd 3.4 or later.
 ///
@@ -28,7 +28,7 @@ public final class EtcdClient: Sendable {
     let logger: Logger
     let httpClient: HTTPClient
     /// The index of the endpoint that answered last, which is tried first.
-    private let preferredEndpoint = Mutex<Int>(0)
+    private let preferredEndpoint = Locked<Int>(0)
 
     /// The largest answer body the client reads.
     static let maximumBodyBytes = 64 << 20

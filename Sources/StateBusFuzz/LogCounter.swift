@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import StateBusRuntime
 
 /// A log handler that counts messages by their gist instead of printing them: a fuzzed
 /// replica logs each input it refuses ("dropped a publication that is not a valid run",
@@ -9,7 +9,7 @@ struct LogCounter: LogHandler {
     /// The counts, shared by every copy of the handler (a `Logger` copies its handler), and
     /// the latest messages whole, for a finding's report.
     final class Counts: Sendable {
-        private let state = Mutex<(counts: [String: Int], recent: [String])>(([:], []))
+        private let state = Locked<(counts: [String: Int], recent: [String])>(([:], []))
         private let origin = ContinuousClock.now
 
         /// Time since the counting began, which the recent messages are stamped with.

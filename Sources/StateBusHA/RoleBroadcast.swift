@@ -1,5 +1,5 @@
 import CoreMetrics
-import Synchronization
+import StateBusRuntime
 
 /// A host's role, told to everyone who listens: the current one at once, then each change.
 final class RoleBroadcast: Sendable {
@@ -10,7 +10,7 @@ final class RoleBroadcast: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// The role now.
     var current: HighAvailabilityRole { state.withLock { $0.current } }

@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 import ZeroMQ
 
 /// What the inspector sees of a host: its description and one live ``Replica`` per object,
@@ -15,7 +15,7 @@ final class InspectorModel: Sendable {
     let security: ReplicaSecurity?
     /// The recorded history being scrubbed, and where the host stands in it.
     let timeline: InspectorTimeline?
-    private let position: Mutex<UInt64>
+    private let position: Locked<UInt64>
     private let loop: IOLoop
 
     /// Asks the host for its description and joins every object it serves.
@@ -24,7 +24,7 @@ final class InspectorModel: Sendable {
         self.controlEndpoint = controlEndpoint
         self.security = security
         self.timeline = timeline
-        position = Mutex(timeline?.last ?? 0)
+        position = Locked(timeline?.last ?? 0)
         description = try await HostDescription.fetch(controlEndpoint: controlEndpoint, timeout: timeout, security: security)
         let loop = try IOLoop(context: try Context(), name: "statebus-inspect")
         self.loop = loop

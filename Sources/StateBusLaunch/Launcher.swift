@@ -1,6 +1,5 @@
 import Foundation
 import StateBusRuntime
-import Synchronization
 
 /// Runs a ``LaunchFile``: hosts first, then relays in file order, each once its upstream
 /// answers, then views; every node's lines prefixed with its name, respawn policies, and a
@@ -21,7 +20,7 @@ public final class Launcher: Sendable {
     private let statebus: URL
     private let readiness: HostReadiness
     private let output: @Sendable (String) -> Void
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var running: [String: NodeProcess] = [:]

@@ -1,6 +1,5 @@
 import Foundation
 import StateBusRuntime
-import Synchronization
 
 /// A child process started by a test or a launcher: its output lines can be awaited with a
 /// deadline, it can be paused, killed and restarted, and it is always ended in the end (call
@@ -43,7 +42,7 @@ public final class NodeProcess: Sendable {
     }
     /// Everything that changes, under one lock. Internal, not private, so that
     /// `NodeProcess+Lines.swift` reads and records lines under the same lock.
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// Starts a process.
     /// - Parameters:

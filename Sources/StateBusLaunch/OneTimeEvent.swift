@@ -1,5 +1,5 @@
 import Dispatch
-import Synchronization
+import StateBusRuntime
 
 /// Something that happens once (a child exited, its output ended), which threads wait for
 /// with a deadline: each waiter sleeps on a semaphore of its own that ``fire()`` signals, so
@@ -13,7 +13,7 @@ final class OneTimeEvent: Sendable {
         var fired = false
         var waiters: [DispatchSemaphore] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Whether it has happened.
     var hasFired: Bool { state.withLock { $0.fired } }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import StateBusRuntime
 
 /// The one thread that starts every child of this process, alive until the process ends.
 ///
@@ -12,7 +12,7 @@ final class SpawningThread: Sendable {
     /// The process's spawning thread, started on first use.
     static let shared = SpawningThread()
 
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let jobs = Locked<[@Sendable () -> Void]>([])
     private let jobQueued = DispatchSemaphore(value: 0)
 
     private init() {
@@ -42,7 +42,7 @@ final class SpawningThread: Sendable {
 
 /// A value handed from one thread to another that waits for it.
 private final class ResultSlot<Value: Sendable>: Sendable {
-    private let value = Mutex<Value?>(nil)
+    private let value = Locked<Value?>(nil)
     private let filled = DispatchSemaphore(value: 0)
 
     func fill(_ newValue: Value) {

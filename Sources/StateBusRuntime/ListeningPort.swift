@@ -1,9 +1,7 @@
-import Synchronization
-
 /// The port an HTTP server of a StateBus process bound (the metrics endpoint, the
 /// inspector): set once from the server's event loop, awaited by whoever announces the URL.
 public final class ListeningPort: Sendable {
-    private let value = Mutex<Int?>(nil)
+    private let value = Locked<Int?>(nil)
 
     /// A port not bound yet.
     public init() {}

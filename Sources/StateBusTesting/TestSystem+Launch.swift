@@ -1,6 +1,6 @@
 import Foundation
 import StateBus
-import Synchronization
+import StateBusRuntime
 
 /// A launch file running under a ``TestSystem``: its nodes, its prefixed output, and a stop.
 public final class LaunchedTopology: Sendable {
@@ -90,5 +90,5 @@ extension TestSystem {
 
 /// The lines a launcher printed, shared between its output callback and the topology.
 final class LineLog: Sendable {
-    let lines = Mutex<[String]>([])
+    let lines = Locked<[String]>([])
 }

@@ -1,7 +1,6 @@
 import Foundation
 import StateBus
 import StateBusRuntime
-import Synchronization
 
 /// The hosts, replicas and child processes of one test, and the temporary folder they use.
 ///
@@ -31,7 +30,7 @@ public final class TestSystem: Sendable {
     /// How long child processes get to stop after SIGTERM before SIGKILL.
     public let gracePeriod: Duration
 
-    private let owned = Mutex(Owned())
+    private let owned = Locked(Owned())
 
     private struct Owned {
         var processes: [NodeProcess] = []

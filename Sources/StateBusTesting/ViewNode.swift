@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 
 /// A view in a process of its own, usually `statebus watch --json --edits`: a replica of one
 /// object that prints its state at every change and takes edits on its standard input.
@@ -22,7 +22,7 @@ public final class ViewNode: StateObservable {
     public let controlEndpoint: String
 
     /// Input lines sent to the current run (its `--edits` numbers lines from 1).
-    private let sentLines = Mutex(0)
+    private let sentLines = Locked(0)
 
     init(process: NodeProcess, object: String, name: String, controlEndpoint: String) {
         self.process = process
@@ -42,7 +42,7 @@ public final class ViewNode: StateObservable {
 
     /// The index in ``NodeProcess/output`` where the current run's lines begin.
     private var currentRunStart: Int { runStart.withLock { $0 } }
-    private let runStart = Mutex(0)
+    private let runStart = Locked(0)
 
     // MARK: Writing
 

@@ -1,5 +1,5 @@
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 
 // Waits with deadlines, in place of sleeps. Each wait checks its condition at once, then
 // every few milliseconds until it holds or the deadline passes; a timeout names what was
@@ -125,5 +125,5 @@ private func mismatches(_ truth: some StateObservable, _ nodes: [any StateObserv
 
 /// Carries a wait's result out of its `@Sendable` condition.
 private final class Found: Sendable {
-    let state = Mutex<ObservedState?>(nil)
+    let state = Locked<ObservedState?>(nil)
 }

@@ -1,3 +1,4 @@
+import StateBusRuntime
 import Synchronization
 
 /// A socket owned by an ``IOLoop``, used from async code: sends are queued in order and
@@ -28,7 +29,7 @@ public final class AsyncSocket: Sendable {
     /// The loop's hook that ends `messages` at shutdown, removed when this socket goes first.
     private let shutdownHook: LoopThread.ShutdownHookID
     private let inbox: MessageChannel<Frames>
-    private let outbox = Mutex(Outbox())
+    private let outbox = Locked(Outbox())
     private let failures = Atomic<Int>(0)
 
     private struct Outbox {
@@ -46,7 +47,7 @@ public final class AsyncSocket: Sendable {
     public init(loop: IOLoop, type: SocketType, receiveBufferLimit: Int = 10_000) async throws {
         self.loop = loop
         self.type = type
-        let resume = Mutex<(@Sendable () -> Void)?>(nil)
+        let resume = Locked<(@Sendable () -> Void)?>(nil)
         let inbox = MessageChannel<Frames>(limit: receiveBufferLimit) {
             resume.withLock { $0 }?()
         }

@@ -1,5 +1,5 @@
 import CZeroMQ
-import Synchronization
+import StateBusRuntime
 
 /// A libzmq context: the owner of I/O threads and the factory of sockets.
 ///
@@ -12,10 +12,10 @@ public final class Context: Sendable {
     /// `nonisolated(unsafe)` is sound: the pointer is written once in `init` and libzmq
     /// documents `zmq_ctx_*` and `zmq_socket` as safe to call from any thread.
     nonisolated(unsafe) let handle: UnsafeMutableRawPointer
-    private let terminated = Mutex(false)
+    private let terminated = Locked(false)
     /// Held across `zmq_ctx_term`, so a second ``terminate()`` returns only once the context
     /// is gone (not while the first still waits for its sockets' pending messages).
-    private let termination = Mutex(())
+    private let termination = Locked(())
 
     /// Creates a context.
     /// - Parameters:

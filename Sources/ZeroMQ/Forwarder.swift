@@ -1,5 +1,5 @@
 import CZeroMQ
-import Synchronization
+import StateBusRuntime
 
 /// An XSUB→XPUB forwarder (the ZeroMQ Guide's "espresso" proxy) on a thread of its own:
 /// publishers connect to its subscriber-facing side, subscribers to its publisher-facing
@@ -22,7 +22,7 @@ public final class Forwarder: Sendable {
 
     private let context: Context
     private let controlEndpoint: String
-    private let thread: Mutex<JoinableThread?>
+    private let thread: Locked<JoinableThread?>
 
     /// Binds both sides and starts forwarding.
     /// - Parameters:
@@ -44,7 +44,7 @@ public final class Forwarder: Sendable {
         backendEndpoint = try backend.bind(subscribersConnectTo)
         try controlSocket.bind(control)
         let sockets = SocketHandOff(frontend: frontend, backend: backend, control: controlSocket)
-        thread = Mutex(
+        thread = Locked(
             JoinableThread(name: "zmq-forwarder") {
                 sockets.run()
             })

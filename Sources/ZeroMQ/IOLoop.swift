@@ -1,4 +1,5 @@
 import CZeroMQ
+import StateBusRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -36,12 +37,12 @@ public final class IOLoop: Sendable {
         var stopping = false
     }
 
-    let shared = Mutex(Shared())
+    let shared = Locked(Shared())
     let wakeFD: Int32
-    private let thread: Mutex<JoinableThread?> = Mutex(nil)
+    private let thread: Locked<JoinableThread?> = Locked(nil)
     private let threadID = Atomic<UInt>(0)
     /// Who waits for the thread to end (``waitForThreadEnd()``); `nil` once it has.
-    private let threadEndWaiters = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    private let threadEndWaiters = Locked<[CheckedContinuation<Void, Never>]?>([])
 
     /// Starts a loop thread.
     /// - Parameters:

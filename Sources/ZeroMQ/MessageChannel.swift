@@ -1,4 +1,4 @@
-import Synchronization
+import StateBusRuntime
 
 /// The bridge from a loop thread to one async consumer: a state machine applied under a
 /// lock, whose events return what to do, with continuations resumed outside the lock.
@@ -57,12 +57,12 @@ final class MessageChannel<Element: Sendable>: Sendable {
         }
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
     /// Called (from the consumer's task) when reading should resume.
     let onResumeReading: @Sendable () -> Void
 
     init(limit: Int, onResumeReading: @escaping @Sendable () -> Void) {
-        state = Mutex(State(limit: max(2, limit)))
+        state = Locked(State(limit: max(2, limit)))
         self.onResumeReading = onResumeReading
     }
 

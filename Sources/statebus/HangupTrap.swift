@@ -1,13 +1,13 @@
 import Dispatch
 import Foundation
 import StateBus
-import Synchronization
+import StateBusRuntime
 
 /// Runs a handler on every SIGHUP, the Unix way to say "read your configuration again".
 final class HangupTrap: Sendable {
     /// The dispatch source, kept alive as long as the trap (not Sendable, so behind a lock
     /// that only this class touches).
-    private let source = Mutex<(any DispatchSourceSignal)?>(nil)
+    private let source = Locked<(any DispatchSourceSignal)?>(nil)
 
     private init() {}
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import StateBusRuntime
 
 /// Turns SIGINT and SIGTERM into an awaitable event, so a node can stop gracefully.
 final class SignalTrap: Sendable {
@@ -17,7 +17,7 @@ final class SignalTrap: Sendable {
         var sources: [any DispatchSourceSignal] = []
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init() {}
 

@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusTesting
-import Synchronization
 import Testing
 
 /// `statebus views` and ``ConnectedView/list(controlEndpoint:timeout:security:)``: who is
@@ -97,7 +97,7 @@ struct ConnectedViewsTests {
     /// Calls a replica's blocking `close()` on a thread of its own, so the test can go on
     /// (the threads that run tasks are not to be blocked).
     final class ClosingThread: Sendable {
-        private let returned = Mutex(false)
+        private let returned = Locked(false)
 
         init(closing replica: Replica) {
             let thread = Thread { [self] in

@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusTesting
-import Synchronization
 import Testing
 
 @Suite("Persisted properties survive a host killed with SIGKILL")
@@ -26,7 +26,7 @@ struct CrashSafetyTests {
         try await replica.waitUntilLive(timeout: .seconds(20))
 
         // The storm: writes 1, 2, 3… without waiting; acknowledgements are tracked in order.
-        let acknowledged = Mutex<Int64>(0)
+        let acknowledged = Locked<Int64>(0)
         let (crossed, crossing) = AsyncStream<Void>.makeStream()
         let receipts = AsyncStream<(Int64, WriteReceipt)>.makeStream()
         let tracker = Task {

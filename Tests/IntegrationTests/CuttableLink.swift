@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import Synchronization
 
 /// A TCP forwarder on loopback that a test can cut, as a network partition cuts a link: a
@@ -9,7 +10,7 @@ final class CuttableLink: Sendable {
     let port: Int
     private let listener: Int32
     private let target: Int
-    private let state = Mutex<(cut: Bool, open: [Int32], stopped: Bool)>((false, [], false))
+    private let state = Locked<(cut: Bool, open: [Int32], stopped: Bool)>((false, [], false))
 
     /// Listens on a free loopback port and forwards to `targetPort` on loopback.
     init(to targetPort: Int) throws {

@@ -1,7 +1,7 @@
 import Foundation
 import StateBusLaunch
+import StateBusRuntime
 import StateBusTesting
-import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -185,7 +185,7 @@ struct LaunchTests {
 
 /// Lines collected from `@Sendable` callbacks.
 private final class Recorder: Sendable {
-    private let recorded = Mutex<[String]>([])
+    private let recorded = Locked<[String]>([])
     var lines: [String] { recorded.withLock { $0 } }
     func append(_ line: String) { recorded.withLock { $0.append(line) } }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import StateBusWire
 import Synchronization
 import ZeroMQ
@@ -13,14 +14,14 @@ import ZeroMQ
 /// It can miss publications made while it reconnects to a restarted host, so it may
 /// undercount duplicates and regressions, never invent them.
 final class PublicationTally: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Locked<[String: Int]>([:])
     /// The highest integer published per property, and every publication of a lower one.
-    private let highest = Mutex<[String: Int64]>([:])
-    private let backwards = Mutex<[String]>([])
+    private let highest = Locked<[String: Int64]>([:])
+    private let backwards = Locked<[String]>([])
     private let stopped = Atomic<Bool>(false)
     /// Those waiting for a value (``waitForValue(of:atLeast:timeout:)``), answered by the
     /// subscriber's thread; `ended` once that thread has stopped.
-    private let waiters = Mutex<(list: [Waiter], ended: Bool)>(([], false))
+    private let waiters = Locked<(list: [Waiter], ended: Bool)>(([], false))
 
     private struct Waiter {
         let property: String

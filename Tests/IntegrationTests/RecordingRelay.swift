@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 import Synchronization
 
 /// A TCP relay between a client and a server that records every byte it forwards, both
@@ -11,7 +12,7 @@ final class RecordingRelay: Sendable {
     /// The endpoint clients connect to instead of the target.
     let endpoint: String
     private let listener: Int32
-    private let recorded = Mutex<[UInt8]>([])
+    private let recorded = Locked<[UInt8]>([])
     private let closed = Atomic<Bool>(false)
     /// The pace of the server-to-client direction, or `nil` for as fast as it comes.
     private let downstreamBytesPerSecond: Int?

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import StateBusEtcd
-import Synchronization
+import StateBusRuntime
 import Testing
 
 /// The tests' logger: warnings and worse, on standard error.
@@ -47,10 +47,10 @@ func withEtcdClient<T>(requestTimeout: Duration = .seconds(2), _ body: (EtcdTest
 /// Records an election's events, with the instant each arrived, from a task of its own.
 final class EventRecorder: Sendable {
     private final class Log: Sendable {
-        let entries = Mutex<[(event: LeaderElection.Event, at: ContinuousClock.Instant)]>([])
+        let entries = Locked<[(event: LeaderElection.Event, at: ContinuousClock.Instant)]>([])
     }
     private let log = Log()
-    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let task: Locked<Task<Void, Never>?> = Locked(nil)
     let name: String
 
     init(_ election: LeaderElection, name: String) {

@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusTesting
-import Synchronization
 import Testing
 
 /// The profile of the SwiftUI examples, as a test model.
@@ -270,7 +270,7 @@ func processExists(_ pid: Int32) -> Bool {
 
 /// Process ids handed out of a test closure.
 final class PIDs: Sendable {
-    private let stored = Mutex<[Int32]>([])
+    private let stored = Locked<[Int32]>([])
     var value: [Int32] { stored.withLock { $0 } }
     func set(_ pids: [Int32]) { stored.withLock { $0 = pids } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import Synchronization
 import Testing
 import ZeroMQ
@@ -56,7 +57,7 @@ private func threadCPUTime() -> Duration {
 /// A thread that spins until stopped, to measure how much CPU a busy thread gets meanwhile.
 private final class SpinningThread: Sendable {
     private let stopped = Atomic<Bool>(false)
-    private let used = Mutex<Duration?>(nil)
+    private let used = Locked<Duration?>(nil)
 
     init() {
         let thread = Thread { [self] in

@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import StateBusRuntime
 
 /// A logger whose messages a test can read back (a library takes a `Logger`, so a test
 /// hands it this one to check what it reports).
@@ -9,7 +9,7 @@ final class CapturedLog: Sendable {
         let message: String
     }
 
-    private let entries = Mutex<[Entry]>([])
+    private let entries = Locked<[Entry]>([])
 
     /// Everything logged so far, in order.
     var messages: [Entry] { entries.withLock { $0 } }

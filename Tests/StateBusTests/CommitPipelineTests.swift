@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StateBusRuntime
 import StateBusWire
 import Synchronization
 import Testing
@@ -325,7 +326,7 @@ final class Tally: Sendable {
 /// Holds the commit thread (a transaction that waits) until opened.
 final class CommitGate: Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
-    private let opened = Mutex(false)
+    private let opened = Locked(false)
 
     init(holding writer: DurableWriter) {
         writer.commit([], answers: []) { [semaphore] _ in semaphore.wait() }
@@ -342,7 +343,7 @@ final class CommitGate: Sendable {
 
 /// Waiters of the host's own changes that say which they were when called.
 final class WaiterLog: Sendable {
-    private let calls = Mutex<[Int]>([])
+    private let calls = Locked<[Int]>([])
 
     func waiter(_ id: Int) -> SourceOfTruth.DurabilityWaiter {
         { [self] _ in calls.withLock { $0.append(id) } }

@@ -1,6 +1,6 @@
 import Foundation
 @_spi(Testing) import StateBus
-import Synchronization
+import StateBusRuntime
 import Testing
 
 /// Waits, on the main actor, until `condition` holds (checked after each observed change of
@@ -35,7 +35,7 @@ struct EmailField {
 
 /// A flag that can be set once, from any thread.
 final class OnceFlag: Sendable {
-    private let flag = Mutex(false)
+    private let flag = Locked(false)
     /// Sets the flag; returns whether this call was the first.
     func set() -> Bool {
         flag.withLock { value in

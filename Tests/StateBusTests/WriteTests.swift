@@ -1,7 +1,7 @@
 import Foundation
 import StateBus
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 import Testing
 import ZeroMQ
 
@@ -84,7 +84,7 @@ struct WriteTests {
         defer { host.stop() }
         let replica = try await Fixtures.liveReplica("SharedData", of: host)
         defer { replica.close() }
-        let seen = Mutex<[Int64]>([])
+        let seen = Locked<[Int64]>([])
         let observer = Task {
             for await _ in replica.changes {
                 if case .int(let value) = replica["counter"] ?? .null { seen.withLock { $0.append(value) } }

@@ -1,5 +1,5 @@
 import PropertyBased
-import Synchronization
+import StateBusRuntime
 import Testing
 
 @testable import ZeroMQ
@@ -115,7 +115,7 @@ struct MessageChannelPropertyTests {
 
 /// Counts `onResumeReading` calls, which come from the consumer's task.
 final class ResumeCounter: Sendable {
-    private let count = Mutex(0)
+    private let count = Locked(0)
     var value: Int { count.withLock { $0 } }
     func increment() { count.withLock { $0 += 1 } }
 }

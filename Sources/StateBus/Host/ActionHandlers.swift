@@ -1,5 +1,5 @@
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 
 /// The code that runs each object's actions on a host: registered by
 /// ``StateHost/init(serving:configuration:)`` for every served model, and called by the
@@ -10,7 +10,7 @@ final class ActionHandlers: Sendable {
     /// whatever the action throws.
     typealias Handler = @Sendable (_ action: String, _ arguments: [Value]) async throws -> Value
 
-    private let handlers = Mutex<[String: Handler]>([:])
+    private let handlers = Locked<[String: Handler]>([:])
 
     /// Registers the handler of an object's actions (replacing an earlier one).
     func register(object: String, _ handler: @escaping Handler) {

@@ -1,4 +1,4 @@
-import Synchronization
+import StateBusRuntime
 
 /// Whether a host of a high-availability group may take views: only while it leads, and
 /// only until its lease may have run out by its own clock.
@@ -16,10 +16,10 @@ package final class LeadershipGate: Sendable {
         case readOnly(reason: String)
     }
 
-    private let role: Mutex<Role>
+    private let role: Locked<Role>
 
     /// A closed gate: a standby that knows no leader yet.
-    package init() { role = Mutex(.standingBy(leader: "")) }
+    package init() { role = Locked(.standingBy(leader: "")) }
 
     /// Opens the gate while `valid` says the lease holds (the election's own check, which its
     /// renewals move on).

@@ -1,4 +1,4 @@
-import Synchronization
+import StateBusRuntime
 
 extension StateHost {
     /// Applies several changes to one object as one batch, like ``apply(_:to:)``, and returns
@@ -56,7 +56,7 @@ private final class DurabilityOutcome: Sendable {
         case answered(StateBusError?)
     }
 
-    private let state = Mutex<State>(.waiting(nil))
+    private let state = Locked<State>(.waiting(nil))
 
     /// Records the outcome (`nil`: durable); later calls are ignored.
     var record: SourceOfTruth.DurabilityWaiter {

@@ -1,3 +1,4 @@
+import StateBusRuntime
 import Synchronization
 
 /// Tells any number of observers which events happened, coalescing bursts: a slow observer
@@ -14,7 +15,7 @@ final class ChangeFeed<Event: Hashable & Sendable>: Sendable {
             var waiting: CheckedContinuation<Set<Event>?, Never>?
             var finished = false
         }
-        let state = Mutex(State())
+        let state = Locked(State())
 
         func notify(_ events: Set<Event>) {
             let resume = state.withLock { state -> (CheckedContinuation<Set<Event>?, Never>, Set<Event>)? in
@@ -59,8 +60,8 @@ final class ChangeFeed<Event: Hashable & Sendable>: Sendable {
         }
     }
 
-    private let subscribers = Mutex<[ObjectIdentifier: Subscriber]>([:])
-    private let closed = Mutex(false)
+    private let subscribers = Locked<[ObjectIdentifier: Subscriber]>([:])
+    private let closed = Locked(false)
     /// How many observe, read without the lock: a publisher checks it before it builds the
     /// set of events (a replica nobody observes by name never builds a set of names).
     private let observers = Atomic<Int>(0)

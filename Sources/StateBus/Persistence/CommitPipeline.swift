@@ -1,5 +1,5 @@
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 
 /// A view write's answer, waiting for its batch to be published (and, when the write touched
 /// persisted properties, for the batch's group commit).
@@ -231,5 +231,5 @@ final class CommitPipeline {
 /// Where the commit thread leaves a transaction's outcome for the loop: `nil` while it
 /// runs, `.some(nil)` once durable, `.some(error)` when it failed.
 private final class TransactionOutcome: Sendable {
-    let slot = Mutex<PersistenceError??>(nil)
+    let slot = Locked<PersistenceError??>(nil)
 }

@@ -1,5 +1,5 @@
+import StateBusRuntime
 import StateBusWire
-import Synchronization
 
 /// The answer to one action call, which arrives later: the caller awaits it once.
 final class CallWaiter: Sendable {
@@ -11,7 +11,7 @@ final class CallWaiter: Sendable {
         case waiting(CheckedContinuation<Outcome, Never>?)
         case done(Outcome)
     }
-    private let state = Mutex(State.waiting(nil))
+    private let state = Locked(State.waiting(nil))
 
     /// Waits for the outcome (at once when it has arrived).
     func outcome() async -> Outcome {

@@ -1,6 +1,5 @@
 import StateBusRuntime
 import StateBusWire
-import Synchronization
 import ZeroMQ
 
 /// A view process's copy of one shared object, kept in step with its host.
@@ -437,7 +436,7 @@ public struct ReplicaStatistics: Sendable, Hashable {
 /// Hands the engine, made on the loop thread, to the replica. Set once on the loop thread,
 /// then read there only (through `LoopBound`).
 final class LoopBoundPromise<Value>: Sendable {
-    private let stored = Mutex<LoopBound<Value>?>(nil)
+    private let stored = Locked<LoopBound<Value>?>(nil)
     func fulfil(_ value: LoopBound<Value>) { stored.withLock { $0 = value } }
     var value: LoopBound<Value>? { stored.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import StateBusRuntime
 import StateBusWire
 import Synchronization
 
@@ -17,7 +18,7 @@ final class ReplicaShared: Sendable {
         var welcomedBy: (name: String, controlEndpoint: String)?
     }
 
-    let inner = Mutex(Inner())
+    let inner = Locked(Inner())
 
     /// A replica's first write id: the wall clock in milliseconds times 2^20 (room for a
     /// million writes per millisecond of the replica's life). Write ids then only grow, also

@@ -1,4 +1,4 @@
-import Synchronization
+import StateBusRuntime
 
 /// The answer to one write, which arrives later: await ``accepted()`` for the host's verdict.
 ///
@@ -12,7 +12,7 @@ public final class WriteReceipt: Sendable {
         case waiting([CheckedContinuation<UInt64, any Error>])
         case done(Result<UInt64, StateBusError>)
     }
-    private let state = Mutex(State.waiting([]))
+    private let state = Locked(State.waiting([]))
 
     /// When the write was made, for its round trip.
     let created = ContinuousClock.now

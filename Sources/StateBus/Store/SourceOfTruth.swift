@@ -1,4 +1,4 @@
-import Synchronization
+import StateBusRuntime
 
 /// The host's source of truth: its objects and its queue of applied-but-unpublished batches,
 /// under one lock, so that sequence numbers are assigned and queued in the same order from
@@ -34,7 +34,7 @@ final class SourceOfTruth: Sendable {
     }
 
     let epoch: UInt64
-    let inner: Mutex<Inner>
+    let inner: Locked<Inner>
     /// The objects' names, by index.
     let names: [String]
     /// Each object's change feed, by index.
@@ -49,7 +49,7 @@ final class SourceOfTruth: Sendable {
         names = objects.map(\.name)
         feeds = objects.map { _ in ChangeFeed<String>() }
         indexes = Dictionary(objects.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-        inner = Mutex(Inner(stores: objects.map { ObjectStore(definition: $0) }))
+        inner = Locked(Inner(stores: objects.map { ObjectStore(definition: $0) }))
     }
 
     /// The index of the object of that name.

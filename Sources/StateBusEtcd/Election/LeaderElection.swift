@@ -1,5 +1,5 @@
 import Logging
-import Synchronization
+import StateBusRuntime
 
 /// One candidate in a group's leader election on etcd, the way etcd's own
 /// `concurrency.Election` does it: the leader is whoever created the group's leader key,
@@ -49,7 +49,7 @@ public final class LeaderElection: Sendable {
     public let safetyMargin: Duration
     let client: EtcdClient
     let logger: Logger
-    let state = Mutex(ElectionState())
+    let state = Locked(ElectionState())
 
     /// Creates a candidate; ``start()`` enters it into the election.
     /// - Parameters:

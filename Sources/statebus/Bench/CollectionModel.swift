@@ -1,7 +1,7 @@
 import IdentifiedCollections
 import Observation
 import StateBus
-import Synchronization
+import StateBusRuntime
 
 /// The keyed-collection bench's object as a `@SharedModel` view declares it: the figure of a
 /// view whose code reads a Swift `IdentifiedArray`, not a replica's values.
@@ -40,9 +40,9 @@ private final class OnceResume: Sendable {
         var continuation: CheckedContinuation<Void, Never>?
         var deadline: Task<Void, Never>?
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    init(_ continuation: CheckedContinuation<Void, Never>) { state = Mutex(State(continuation: continuation)) }
+    init(_ continuation: CheckedContinuation<Void, Never>) { state = Locked(State(continuation: continuation)) }
 
     /// Sets the task that resumes at the deadline; it is cancelled when something else
     /// resumes first (at once, when that already happened).

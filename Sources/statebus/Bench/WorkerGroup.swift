@@ -1,11 +1,11 @@
 import Foundation
 import StateBusLaunch
-import Synchronization
+import StateBusRuntime
 
 /// Starts worker processes (this same executable, hidden `bench-worker` subcommand) and
 /// ends them all, whatever happens.
 final class WorkerGroup: Sendable {
-    private let processes = Mutex<[NodeProcess]>([])
+    private let processes = Locked<[NodeProcess]>([])
 
     /// This executable, found through `/proc/self/exe`.
     static var executable: URL { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath() }

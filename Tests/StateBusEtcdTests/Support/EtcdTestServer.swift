@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import StateBusEtcd
 import StateBusLaunch
-import Synchronization
+import StateBusRuntime
 
 #if canImport(Glibc)
     import Glibc
@@ -36,7 +36,7 @@ final class EtcdTestServer: Sendable {
     /// The temporary folder holding the data directory and `etcd.log`; removed by ``stop()``.
     let directory: URL
     private let process: NodeProcess
-    private let stopped = Mutex(false)
+    private let stopped = Locked(false)
     private let logger: Logger
 
     /// Why a test server could not start.
