@@ -1,4 +1,5 @@
 import Foundation
+import StateBusRuntime
 
 /// One fuzzing process: feeds one target for a while, checking it every `checkEvery`
 /// inputs, and prints what it did. A failed check saves the inputs since the last passed
@@ -50,7 +51,7 @@ struct Worker {
         }
         func report(_ label: String) {
             let elapsed = ContinuousClock.now - start
-            let seconds = max(0.001, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+            let seconds = max(0.001, elapsed.inSeconds)
             let counts =
                 host.map {
                     "replies \($0.replies.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")) blocked=\($0.blocked)"

@@ -122,7 +122,7 @@ final class InspectorModel: Sendable {
             let elapsed = ContinuousClock.now - started
             return .init(
                 object: object, property: property, accepted: true, reason: "accepted at sequence \(sequence)",
-                roundTripMs: Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1_000, shown: shown())
+                roundTripMs: elapsed.inSeconds * 1_000, shown: shown())
         } catch {
             return .init(object: object, property: property, accepted: false, reason: "\(error)", roundTripMs: nil, shown: shown())
         }

@@ -1,6 +1,7 @@
 import Foundation
 import HummingbirdWebSocket
 import StateBus
+import StateBusRuntime
 
 /// One page's WebSocket: pushes the state when it changes and the figures each second, and
 /// carries the page's edits to the host and their verdicts back.
@@ -46,7 +47,7 @@ struct InspectorSession: Sendable {
             let now = ContinuousClock.now
             if now - lastStats >= .seconds(1) {
                 let applied = model.appliedUpdates
-                let seconds = Double((now - lastStats).components.seconds) + Double((now - lastStats).components.attoseconds) / 1e18
+                let seconds = (now - lastStats).inSeconds
                 try await sendStats(updatesPerSecond: Double(applied - lastApplied) / seconds)
                 lastApplied = applied
                 lastStats = now

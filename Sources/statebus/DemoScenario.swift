@@ -1,6 +1,7 @@
 import Foundation
 import StateBus
 import StateBusLaunch
+import StateBusRuntime
 import StateBusWire
 
 /// The scripted scenario of `statebus demo`.
@@ -17,7 +18,7 @@ struct DemoScenario {
         try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         var file = try LaunchFile.load(path: path)
         // A host's first answer is a step like any other: it gets the demo's step wait.
-        file.readyTimeout = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        file.readyTimeout = deadline.inSeconds
         let launcher = Launcher(file: file, readiness: hostAnswers) { line in
             // Show renderings and the launcher's events; skip log noise.
             if !line.contains(" info statebus") { emit("  \(line)") }

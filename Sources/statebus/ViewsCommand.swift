@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusRuntime
 import StateBusWire
 
 /// `statebus views`: lists the views (and relays) connected to a running host or relay, from
@@ -33,7 +34,7 @@ struct ViewsCommand: AsyncParsableCommand {
                             list.views.map { view in
                                 .map([
                                     "viewID": .string(view.viewID), "node": .string(view.nodeName), "relay": .bool(view.isRelay),
-                                    "connectedSeconds": .double(view.connectedFor.seconds), "silentSeconds": .double(view.silentFor.seconds),
+                                    "connectedSeconds": .double(view.connectedFor.inSeconds), "silentSeconds": .double(view.silentFor.inSeconds),
                                     "key": .string(view.keyName)
                                 ])
                             }),
@@ -55,18 +56,10 @@ struct ViewsCommand: AsyncParsableCommand {
 
     /// "4.2 s", "3 min 20 s": how long, for people.
     static func format(_ duration: Duration) -> String {
-        let seconds = duration.seconds
+        let seconds = duration.inSeconds
         if seconds < 60 { return "\((seconds * 10).rounded() / 10) s" }
         let whole = Int(seconds)
         if whole < 3_600 { return "\(whole / 60) min \(whole % 60) s" }
         return "\(whole / 3_600) h \(whole % 3_600 / 60) min"
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    fileprivate var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import StateBusLaunch
+import StateBusRuntime
 
 /// Runs the parts of the benchmark in turn and writes what they find into a ``BenchReport``.
 /// A part that fails (a worker that times out, say) is recorded as a failed check with its
@@ -9,9 +10,14 @@ struct BenchRunner {
     var report: BenchReport
     /// Whether to print a line to standard error as each measurement starts.
     let progress: Bool
+    /// When the run started: each progress line says how far into the run it is, so a slow
+    /// part shows.
+    let started = ContinuousClock.now
 
     func say(_ text: String) {
-        if progress { FileHandle.standardError.write(Data("… \(text)\n".utf8)) }
+        guard progress else { return }
+        let seconds = (ContinuousClock.now - started).inSeconds
+        FileHandle.standardError.write(Data("… [\(String(format: "%5.1f", seconds)) s] \(text)\n".utf8))
     }
 
     static func time(_ value: Double) -> String { BenchReport.format(value, unit: "nanoseconds") }
@@ -328,7 +334,7 @@ struct BenchRunner {
             let outcome = try await FailoverBench(kills: plan.failoverKills, views: plan.failoverViews).run()
             report.check(
                 "failover", outcome.problem == nil, outcome.problem ?? "\(plan.failoverKills) kills, every view live on the new leader each time")
-            let sorted = outcome.takeovers.sorted().map { Double($0.components.seconds) * 1e9 + Double($0.components.attoseconds) / 1e9 }
+            let sorted = outcome.takeovers.sorted().map { $0.inNanoseconds }
             if outcome.problem == nil, !sorted.isEmpty {
                 median.statebus = sorted[sorted.count / 2]
                 worst.statebus = sorted.last

@@ -150,6 +150,6 @@ struct CollectionBench {
     }
 
     static func nanoseconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) * 1e9 + Double(duration.components.attoseconds) / 1e9
+        duration.inNanoseconds
     }
 }

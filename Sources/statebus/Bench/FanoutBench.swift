@@ -1,5 +1,6 @@
 import Foundation
 import StateBusLaunch
+import StateBusRuntime
 
 /// Fan-out: many views of one host, connected directly or through relays, every process
 /// real: a ``FanoutHost``, `statebus relay` processes, and `statebus load` processes holding
@@ -117,7 +118,7 @@ struct FanoutBench {
         let elapsed = Double((after.uint("at") ?? 0) &- (before.uint("at") ?? 0))
         let cpu = max(0, Double((after.uint("ns") ?? 0) &- (before.uint("ns") ?? 0)) - idleRate * elapsed)
         return Outcome(
-            joinNanoseconds: Double(joined.components.seconds) * 1e9 + Double(joined.components.attoseconds) / 1e9,
+            joinNanoseconds: joined.inNanoseconds,
             joinResyncs: joinResyncs,
             resyncs: resyncs,
             slowestRate: Double(updates) / (Double(slowest - started) / 1e9),
