@@ -186,11 +186,15 @@ struct ModelTests {
         defer { view.connection.detach() }
         // Both edits reach the host in one turn: the refusal of the second is answered at
         // once, the first is confirmed by its publication at the end of the turn, after it.
+        // (When a slow view sends the second only after the host's turn, the refusal comes
+        // last and the check below holds anyway: it never fails for the timing, and it
+        // catches the bug whenever the order is the one above.)
         let resume = await host.pauseLoopForTesting()
         Bindable(view).user.email.wrappedValue = "bea@example.org"
         Bindable(view).user.email.wrappedValue = "bea-at-example"
         resume()
         try await waitUntil("the host to take the first edit") { truth.user.email == "bea@example.org" }
+        try await waitUntil("the refusal of the second edit") { view.connection.lastWriteError != nil }
         try await waitUntil("the view to settle on the first edit") { view.user.email == "bea@example.org" }
         // Before, the first edit's confirmation cleared the refusal of the second.
         let error = view.connection.lastWriteError
