@@ -2,15 +2,8 @@
 # The checks CI runs besides the tests (deploy/test.sh). Run it before you push, too:
 #
 #   deploy/check.sh            format, strict build, release build, ThreadSanitizer unit tests
-#   deploy/check.sh --ci       format, strict build (what CI runs before the tests)
+#   deploy/check.sh --ci       format, strict build (CI runs deploy/tsan.sh on its own)
 #   deploy/check.sh --quick    format and strict build only (the same as --ci)
-#
-# The ThreadSanitizer run takes a second full build (about 10 minutes on 2 cores), more than
-# CI's budget allows beside everything else: run the full check before resolving an issue.
-# Known limit (Swift 6.3.1 on Linux): Synchronization.Mutex locks with futexes that
-# ThreadSanitizer does not see, so TSan reports an "access race" on every value a Mutex
-# guards (a 10-line program with two threads and one Mutex shows it). Until the code's
-# locks are ones TSan understands, read each report: one on Mutex-guarded state is that.
 #
 # - format: `swift format lint --strict` with the repository's .swift-format (fix with
 #   `swift format format --in-place -r Package.swift Sources Tests`); generated code is skipped;
@@ -18,11 +11,9 @@
 #   names a type declared in a folder above its own (deploy/check-layers.py);
 # - strict build: every warning is an error in StateBus's own targets (STATEBUS_STRICT=1, see
 #   Package.swift), and every module a target imports must be declared in Package.swift;
-# - release build: what `statebus bench` and users run. Not in CI: built from scratch it
-#   takes about 6 of CI's minutes on 2 cores (CI took 17.6 minutes with it, against an aim
-#   of 15), and a release-only compile error is rare; run the full check before you push;
-# - ThreadSanitizer: the in-process unit tests (StateBusTests, ZeroMQTests, StateBusWireTests),
-#   in a scratch folder of their own (.build-tsan), so the ordinary build is untouched.
+# - release build: what `statebus bench` and users run. Not in CI: a second full build, and
+#   a release-only compile error is rare; run the full check before you push;
+# - ThreadSanitizer: the in-process unit tests (deploy/tsan.sh, also in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,11 +54,7 @@ swift build --build-tests --explicit-target-dependency-import-check error 2>&1 |
 step "release build"
 swift build -c release 2>&1 | quiet
 
-step "ThreadSanitizer: unit tests"
-swift build --build-tests --sanitize=thread --scratch-path .build-tsan 2>&1 | quiet
-TSAN_OPTIONS="halt_on_error=1" swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
-  --filter 'StateBusTests|ZeroMQTests|StateBusWireTests' > .build-tsan/test.log 2>&1 \
-  || { grep -E '✘|ThreadSanitizer|SUMMARY|error' .build-tsan/test.log | head -n 80; exit 1; }
-grep -E '^(✔|✘) Test run' .build-tsan/test.log
+step "ThreadSanitizer: unit tests (deploy/tsan.sh)"
+deploy/tsan.sh
 
 echo "check: all checks passed"
