@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 deploy/setup.sh --etcd
 # The shared-text app's fourth view is the Python client's: installed into .build when
 # Python 3 and PyPI are at hand; without them the demo leaves it out and says why.
-if STATEBUS_PYTHON=$(deploy/python-client.sh); then
-  export STATEBUS_PYTHON
+if interpreter=$(deploy/python-client.sh); then
+  export STATEBUS_PYTHON="$interpreter"
 else
   echo "demo: the Python client could not be installed (see above); the demo will leave its view out"
 fi

@@ -25,8 +25,8 @@ python3 -c 'import selenium' 2>/dev/null \
 # installation failing fails the run (pyzmq and protobuf come from PyPI), as its tests
 # failing does.
 python_status=0
-if STATEBUS_PYTHON=$(deploy/python-client.sh --test); then
-  export STATEBUS_PYTHON
+if interpreter=$(deploy/python-client.sh --test); then
+  export STATEBUS_PYTHON="$interpreter"
 else
   python_status=1
   echo "test: could not install the Python client and its test tools into .build/python-client (see above)"
@@ -68,9 +68,9 @@ if [ "$python_status" -eq 0 ]; then
   STATEBUS_EXECUTABLE="$(swift build --show-bin-path)/statebus" "$STATEBUS_PYTHON" -m pytest -q -p no:cacheprovider clients/python/tests 2>&1 \
     | tee "$log.python"
   python_status=${PIPESTATUS[0]}
-  set -e
   python_summary="python client: $(grep -E '[0-9]+ (passed|failed)' "$log.python" | tail -n 1)"
   rm -f "$log.python"
+  set -e
 fi
 [ "$status" -eq 0 ] && status=$python_status
 

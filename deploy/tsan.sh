@@ -28,9 +28,9 @@ log=.build-tsan/test.log
 if ! SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=4 TSAN_OPTIONS="halt_on_error=1" \
   swift test --skip-build --sanitize=thread --scratch-path .build-tsan \
   --filter 'StateBusTests|ZeroMQTests|StateBusWireTests' > "$log" 2>&1; then
-  grep -E '✘|ThreadSanitizer|SUMMARY|#[0-9]+ |error' "$log" | head -n 120
+  grep -E '✘|ThreadSanitizer|SUMMARY|#[0-9]+ |error' "$log" | head -n 120 || true
   echo "tsan: failed (the whole log: $log)"
   exit 1
 fi
-grep -E '^(✔|✘) Test run' "$log"
+grep -E '^(✔|✘) Test run' "$log" || true
 echo "tsan: no report; build $((built - started)) s, tests $(($(date +%s) - built)) s"

@@ -29,7 +29,13 @@ public final class Locked<Value>: @unchecked Sendable {
         self.value = value
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
+        // Error-checking: a second `withLock` of the same lock on one thread gets EDEADLK,
+        // which traps below, as `Mutex` traps, instead of hanging the thread for ever.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
@@ -38,12 +44,13 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, holding the lock; other threads wait until it returns.
-    /// Not reentrant: calling `withLock` of the same lock inside `body` deadlocks.
+    /// Not reentrant: calling `withLock` of the same lock inside `body` traps.
     @inlinable
     public func withLock<Result, Failure: Error>(
         _ body: (inout sending Value) throws(Failure) -> sending Result
     ) throws(Failure) -> sending Result {
-        pthread_mutex_lock(mutex)
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Locked.withLock inside withLock of the same lock on one thread (it is not reentrant): error \(locked)")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
     }

@@ -20,9 +20,10 @@ struct PythonClient: Sendable {
     /// - Returns: the client, or what was missing.
     static func find(option: String?, timeout: Duration) async -> Result<PythonClient, Missing> {
         let environment = ProcessInfo.processInfo.environment
+        // An empty variable is no choice (a script's failed install may leave one behind).
         let (name, source) =
             option.map { ($0, "--python") }
-            ?? environment[EnvironmentVariableName.python].map { ($0, EnvironmentVariableName.python) }
+            ?? environment[EnvironmentVariableName.python].flatMap { $0.isEmpty ? nil : ($0, EnvironmentVariableName.python) }
             ?? ("python3", "the default")
         guard let interpreter = resolve(name, path: environment["PATH"] ?? "") else {
             let what = name.contains("/") ? "no executable file '\(name)'" : "no '\(name)' on the PATH"
@@ -61,6 +62,10 @@ struct PythonClient: Sendable {
             name.contains("/")
             ? [URL(fileURLWithPath: name).absoluteURL]
             : path.split(separator: ":").map { URL(fileURLWithPath: String($0)).appendingPathComponent(name) }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return candidates.first { candidate in
+            var isFolder: ObjCBool = false
+            return FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isFolder) && !isFolder.boolValue
+                && FileManager.default.isExecutableFile(atPath: candidate.path)
+        }
     }
 }

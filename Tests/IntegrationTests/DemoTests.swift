@@ -48,7 +48,8 @@ struct DemoTests {
     func pythonViewLeftOutOrRefused() async throws {
         let statebus = try BuiltProducts.executable("statebus")
         // An interpreter that cannot import the client (it exits 1 at once).
-        let without = try await OneShotCommand.run(statebus, ["demo", "--app", "shared-text"], environment: ["STATEBUS_PYTHON": "/bin/false"])
+        let without = try await OneShotCommand.run(
+            statebus, ["demo", "--app", "shared-text"], environment: ["STATEBUS_PYTHON": "/bin/false"], timeout: .seconds(150))
         #expect(without.status == 0, "\(without.output.suffix(10))")
         #expect(
             without.output.contains { $0.contains("(the Python view is left out: /bin/false (STATEBUS_PYTHON) has no StateBus Python client") },

@@ -33,9 +33,13 @@ def test_shows_edits_and_sets_the_text(system: System) -> None:
     system.run("set", "--control", control, "--object", "SharedData", "sharedText", "set by the CLI", "--string")
     view.wait_for_line("[py] py view: set by the CLI")
 
+    # A line typed just before the input ends is still written and answered before the view closes.
+    view.send("the last line")
     view.close_input()
     view.wait_for_line("[py] closed")
     assert view.process.wait(DEADLINE) == 0
+    assert not [line for line in view.lines if "refused" in line], view.lines
+    assert system.run("get", "--control", control, "--object", "SharedData", "sharedText") == ['"the last line"']
 
 
 def test_without_a_host_it_says_what_to_give() -> None:

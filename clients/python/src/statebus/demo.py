@@ -68,9 +68,11 @@ async def shared_text(control: str, name: str) -> None:
         print(f"[{name}] {text}", flush=True)
 
     loop = asyncio.get_running_loop()
-    stopping = asyncio.Event()
-    loop.add_signal_handler(signal.SIGTERM, stopping.set)
     async with connect(control, object="SharedData", node_name=name) as shared:
+        # From here on SIGTERM ends the view cleanly (before, while joining, it ends the
+        # process at once, as by default).
+        stopping = asyncio.Event()
+        loop.add_signal_handler(signal.SIGTERM, stopping.set)
         shown: str | None = None
 
         def render(_: Changed | None = None) -> None:
@@ -82,12 +84,23 @@ async def shared_text(control: str, name: str) -> None:
 
         render()
         subscription = shared.on_change(render)
+        writes: set[asyncio.Task[None]] = set()
 
         async def settle(write: "asyncio.Future[int]") -> None:
             try:
                 await write
             except StateBusError as refusal:
                 say(f"refused: {refusal}")
+
+        def edit(text: str) -> None:
+            try:
+                write = shared.set(sharedText=text)
+            except StateBusError as refusal:  # refused before sending (too large, overloaded)
+                say(f"refused: {refusal}")
+                return
+            task = asyncio.ensure_future(settle(write))
+            writes.add(task)
+            task.add_done_callback(writes.discard)
 
         lines = _standard_input_lines(loop)
         stopped = asyncio.ensure_future(stopping.wait())
@@ -101,10 +114,15 @@ async def shared_text(control: str, name: str) -> None:
                 line = next_line.result()
                 if line is None:
                     break
-                asyncio.ensure_future(settle(shared.set(sharedText=line)))
+                edit(line)
+            # At the end of input the edits typed last still get their answers (within the
+            # view's write timeout) before the view closes; a stop does not wait.
+            if writes and not stopping.is_set():
+                await asyncio.wait(set(writes), timeout=shared.write_timeout)
         finally:
             stopped.cancel()
             subscription.cancel()
+            loop.remove_signal_handler(signal.SIGTERM)
     say("closed")
 
 
