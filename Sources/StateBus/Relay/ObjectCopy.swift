@@ -1,132 +1,100 @@
 import StateBusWire
 
-/// A relay's copy of one object: values and versions by property index, as its upstream's
-/// snapshot and runs give them, and the sequence that reflects. What it serves as a snapshot
-/// (in either version). Runs apply in sequence order; while a snapshot is on its way, they
-/// wait in a bounded buffer.
+/// A relay's copy of one object: what its upstream's snapshot and runs give, followed by the
+/// rules every follower of a host applies (``ObjectFollower``), and what the relay serves
+/// as a snapshot (in either version). While a snapshot is on its way, runs wait in the
+/// follower's bounded buffer.
 struct ObjectCopy {
-    /// What applying one upstream run did.
+    /// What taking an upstream run or snapshot part did.
     enum Outcome: Equatable {
-        /// Applied (or buffered, while a snapshot is on its way).
-        case applied
-        /// Already in the copy (its batches are not newer).
-        case old
-        /// A batch is missing before it: the copy needs a new snapshot.
-        case gap
+        /// Applied, held for the snapshot on its way, or already in the copy.
+        case taken
+        /// The copy needs a new snapshot (a gap, a part or run that is not valid, the held
+        /// runs past their bound).
+        case needsSnapshot
+        /// Of another upstream run: the relay must join its upstream again.
+        case otherEpoch
     }
 
     let name: String
     /// The object's index in the upstream's welcome.
     let index: Int
     let layout: PropertyLayout
-    private(set) var epoch: UInt64 = 0
-    private(set) var sequence: UInt64 = 0
-    private(set) var values: [Value] = []
-    /// Where the elements of keyed collections in `values` sit, by property index: kept by
-    /// the element operations applied in place, dropped by any other change of the property.
-    private var elementPositions: [Int: ElementPositions] = [:]
-    private(set) var versions: [UInt64] = []
-    /// Whether the copy holds the upstream's state: a snapshot arrived and nothing was
-    /// missed since.
-    private(set) var isSynced = false
-    /// The request id of the snapshot on its way (0: none).
-    private(set) var snapshotRequestID: UInt64 = 0
-    private var incoming = IncomingSnapshot()
-    /// Runs that came while a snapshot is on its way.
-    private var buffered: JoinBuffer<DecodedRun>
+    private var follower: ObjectFollower<DecodedRun>
+    private(set) var copied = CopiedValues()
 
-    /// - Parameter maxBufferedBytes: how many bytes of runs wait for a snapshot on its way;
-    ///   past it they are dropped and the snapshot asked for again.
-    init(name: String, index: Int, layout: PropertyLayout, maxBufferedBytes: Int) {
+    /// - Parameters:
+    ///   - epoch: the upstream run the relay joined (its welcome's epoch).
+    ///   - maxBufferedBytes: how many bytes of runs wait for a snapshot on its way; past it
+    ///     they are dropped and the snapshot asked for again.
+    init(name: String, index: Int, layout: PropertyLayout, epoch: UInt64, maxBufferedBytes: Int) {
         self.name = name
         self.index = index
         self.layout = layout
-        buffered = JoinBuffer(maxBytes: maxBufferedBytes)
+        follower = ObjectFollower(maxHeldBytes: maxBufferedBytes)
+        follower.start(epoch: epoch)
     }
 
-    /// Forgets the copy's state: a snapshot is needed (a new epoch, a gap).
-    mutating func invalidate() {
-        isSynced = false
-        snapshotRequestID = 0
-        incoming.reset()
-        buffered.reset()
+    var epoch: UInt64 { follower.epoch }
+    var sequence: UInt64 { copied.sequence }
+    var values: [Value] { copied.values }
+    var versions: [UInt64] { copied.versions }
+    /// Whether the copy holds the upstream's state: a snapshot arrived and nothing was
+    /// missed since.
+    var isSynced: Bool { follower.isSynced }
+    /// The request id of the snapshot on its way (0: none).
+    var snapshotRequestID: UInt64 { follower.snapshotRequestID }
+
+    /// Forgets that the copy is in step: a snapshot is needed.
+    mutating func invalidate() { follower.lose(keeping: nil, size: 0) }
+
+    /// A snapshot was asked for with `requestID` (0: the request was not sent); runs wait
+    /// until it is complete.
+    mutating func awaitSnapshot(requestID: UInt64) { follower.awaitSnapshot(requestID: requestID) }
+
+    /// Whether a heartbeat announcing `sequence` for the object says the copy lost updates.
+    func lostUpdates(announced sequence: UInt64) -> Bool { follower.lostUpdates(announced: sequence, have: copied.sequence) }
+
+    /// Takes one snapshot part answering `requestID`.
+    /// - Returns: whether the copy is synced now, or what else the relay must do.
+    mutating func receive(_ part: inout SnapshotPartReader, requestID: UInt64) -> (synced: Bool, outcome: Outcome) {
+        switch follower.take(&part, requestID: requestID, propertyCount: layout.count) {
+        case .notAwaited, .incomplete: return (false, .taken)
+        case .otherEpoch: return (false, .otherEpoch)
+        case .invalid: return (false, .needsSnapshot)
+        case .complete(let snapshot, let held):
+            copied.take(snapshot)
+            // What arrived meanwhile: newer batches apply in order; a hole means another
+            // snapshot.
+            for run in held {
+                let outcome = apply(run)
+                guard outcome == .taken else { return (false, outcome) }
+            }
+            return (true, .taken)
+        }
     }
 
-    /// A snapshot was asked for with `requestID`; runs wait until it is complete.
-    mutating func awaitSnapshot(requestID: UInt64) {
-        isSynced = false
-        snapshotRequestID = requestID
-        incoming.reset()
-    }
-
-    /// Takes one snapshot part.
-    /// - Returns: `true` when the snapshot is complete and the copy synced; `false` while
-    ///   more parts are to come; `nil` when a part came out of order, is not valid, or a run
-    ///   buffered meanwhile does not follow (the snapshot must be asked for again).
-    mutating func receive(_ part: inout SnapshotPartReader) -> Bool? {
-        // The copy follows the epoch its snapshot came from: a run of another is a gap.
-        guard part.part == 0 || part.epoch == epoch else { return nil }
-        let outcome = incoming.take(&part, propertyCount: layout.count)
-        if case .invalid = outcome { return nil }
-        if part.part == 0 { epoch = part.epoch }
-        guard outcome == .complete else { return false }
-        values = incoming.values
-        elementPositions.removeAll()
-        versions = incoming.versions
-        sequence = incoming.sequence
-        incoming.reset()
-        snapshotRequestID = 0
-        isSynced = true
-        // What arrived meanwhile: newer batches apply in order; a hole means another snapshot.
-        for run in buffered.take() where apply(run) == .gap { return nil }
-        return true
-    }
-
-    /// Applies one upstream run (or buffers it while a snapshot is on its way).
+    /// Applies one upstream run (or holds it while a snapshot is on its way).
     /// - Parameter bytes: the run's encoded size, for the buffer's bound.
-    /// - Returns: `.gap` when the buffer passed its bound too (it is then empty).
     mutating func apply(_ run: DecodedRun, bytes: Int = 0) -> Outcome {
-        guard isSynced else {
-            guard snapshotRequestID != 0, buffered.append(run, size: bytes) else { return .gap }
-            return .applied
+        switch follower.admit(epoch: run.epoch, size: bytes, holding: { run }) {
+        case .held: return .taken
+        case .overflowed: return .needsSnapshot
+        case .otherEpoch: return .otherEpoch
+        case .apply: break
         }
-        guard run.epoch == epoch else { return .gap }
-        var outcome = Outcome.old
-        for (batch, changes) in run.batches {
-            let place = BatchPlace(batch: batch.sequence, following: sequence)
-            if place == .alreadyApplied { continue }
-            guard place == .next, changes.allSatisfy({ $0.property < values.count }) else {
-                isSynced = false
-                return .gap
-            }
-            for change in changes {
-                // The positions go with any change but one made through them.
-                var positions = elementPositions.removeValue(forKey: change.property)
-                if change.replacesWholeValue {
-                    values[change.property] = change.value
-                } else if values[change.property].applyElementOperation(
-                    change.operation, change.value, at: change.path, position: change.position, positions: &positions) != nil
-                {
-                    // An element found through the positions and changed where it is: the
-                    // cost of a change to one element of a large collection is the element's.
-                    elementPositions[change.property] = positions
-                } else {
-                    // The upstream only publishes paths that lead into the value; one that
-                    // does not means the copy is wrong, so it is taken again.
-                    guard
-                        let updated = try? values[change.property].applying(
-                            change.operation, change.value, at: change.path, position: change.position)
-                    else {
-                        isSynced = false
-                        return .gap
-                    }
-                    values[change.property] = updated
-                }
-                versions[change.property] = batch.sequence
-            }
-            sequence = batch.sequence
-            outcome = .applied
+        var batches = DecodedRun.Batches(run)
+        var scratch: [IndexedChange] = []
+        var none: Void = ()
+        switch ObjectFollower<DecodedRun>.apply(&batches, to: &copied, context: &none, scratch: &scratch).stop {
+        case nil: return .taken
+        case .gap?:
+            // Its newer batches apply after the snapshot.
+            follower.lose(keeping: run, size: bytes)
+            return .needsSnapshot
+        case .malformed?:
+            follower.lose(keeping: nil, size: 0)
+            return .needsSnapshot
         }
-        return outcome
     }
 }

@@ -216,7 +216,7 @@ extension RelayServer {
         relayedIndexes = [:]
         for (index, schema) in welcome.objects.enumerated() where relayed.contains(schema.name) {
             fresh[schema.name] = ObjectCopy(
-                name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable),
+                name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable), epoch: welcome.epoch,
                 maxBufferedBytes: configuration.maxBufferedUpdateBytes)
             relayedIndexes[index] = schema.name
         }
@@ -267,18 +267,19 @@ extension RelayServer {
 
     private func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
         guard phase == .live, requestID != 0, var part = try? SnapshotPartReader(buffer, range: range),
-            let name = relayedIndexes[part.object], var copy = copies[name], copy.snapshotRequestID == requestID
+            let name = relayedIndexes[part.object], copies[name]?.snapshotRequestID == requestID
         else { return }
-        let outcome = copy.receive(&part)
-        copies[name] = copy
-        switch outcome {
-        case nil: requestSnapshot(of: name)
-        case false?:
+        switch copies[name]!.receive(&part, requestID: requestID) {
+        case (_, .otherEpoch):
+            rejoinUpstream(because: "a snapshot part of another upstream epoch")
+        case (_, .needsSnapshot):
+            requestSnapshot(of: name)
+        case (false, .taken):
             // A part arrived: the snapshot is coming, so its deadline counts from now (a large
             // one over a slow link takes longer than one request timeout, and asking again
             // would start it over every time).
             snapshotAskedAt[name] = .now
-        case true?:
+        case (true, .taken):
             snapshotAskedAt[name] = nil
             noteSynced()
         }
@@ -353,7 +354,7 @@ extension RelayServer {
                 }
                 guard phase == .live else { continue }
                 for announced in publication.heartbeat.sequences {
-                    guard let copy = copies[announced.object], copy.isSynced, announced.sequence > copy.sequence else { continue }
+                    guard let copy = copies[announced.object], copy.lostUpdates(announced: announced.sequence) else { continue }
                     requestSnapshot(of: announced.object)
                     changed = true
                 }
@@ -371,10 +372,14 @@ extension RelayServer {
             if publishesVersion1.contains(name) { publishVersion1(run, of: copies[name]!) }
             // Applied where the copy is: a second holder of its values would make an element
             // change copy a whole collection.
-            let outcome = copies[name]!.apply(run, bytes: body.count)
-            if outcome == .gap {
+            switch copies[name]!.apply(run, bytes: body.count) {
+            case .taken: break
+            case .needsSnapshot:
                 requestSnapshot(of: name)
                 changed = true
+            case .otherEpoch:
+                rejoinUpstream(because: "the upstream's epoch changed")
+                return
             }
         }
         if changed { counters.setSynced(copies.values.allSatisfy(\.isSynced)) }

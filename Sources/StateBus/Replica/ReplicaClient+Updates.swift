@@ -43,29 +43,16 @@ extension ReplicaClient {
     }
 
     private func handleRun(_ frame: ZeroMQ.Message) {
-        guard phase == .live else {
-            if !buffered.append(frame.withUnsafeBytes { Array($0) }) { restartJoin() }
-            return
-        }
-        frame.withUnsafeBytes { _ = apply($0) }
+        frame.withUnsafeBytes { _ = take($0) }
     }
 
     // MARK: Applying
 
-    /// Why applying a run stopped early.
-    private enum Interruption {
-        case newEpoch
-        case gap(have: UInt64, next: UInt64)
-        case malformed(String)
-    }
-
-    /// Applies one run's batches in order, under one lock and with one change notification,
-    /// so observers see the publication whole and the cost is per message, not per batch.
-    /// Each batch is read whole before it is applied (no half batch is ever shown). Batches
-    /// already in the snapshot are skipped; at a new epoch or a sequence gap it stops (what
-    /// came before stays applied) and starts resynchronising.
-    /// - Returns: `false` when it started a resync (later publications must not be applied).
-    func apply(_ publication: UnsafeRawBufferPointer) -> Bool {
+    /// Takes one publication of the object's runs: applied when the replica is synced, held
+    /// while its snapshot is due (``ObjectFollower``).
+    /// - Returns: `false` when it started a new join or resync (later publications must not
+    ///   be applied).
+    func take(_ publication: UnsafeRawBufferPointer) -> Bool {
         var run: UpdateRunReader
         do {
             run = try UpdateRunReader(publication: publication)
@@ -74,57 +61,38 @@ extension ReplicaClient {
             guard let canonical = try? UpdateRunReader.canonical(publication) else {
                 return interrupted(.malformed("a publication that is not a run"), publication: publication)
             }
-            return canonical.withUnsafeBytes { apply($0) }
+            return canonical.withUnsafeBytes { take($0) }
         } catch {
             return interrupted(.malformed("\(error)"), publication: publication)
         }
         guard run.object == schema?.objectIndex else { return true }
-        var interruption: Interruption?
-        var applied = 0
-        var echoes: [(writeID: UInt64, sequence: UInt64)] = []
-        var changed = Set<String>()
+        switch follower.admit(epoch: run.epoch, size: publication.count, holding: { Array(publication) }) {
+        case .apply: return apply(&run, publication: publication)
+        case .held: return true
+        case .overflowed:
+            restartJoin()
+            return false
+        case .otherEpoch: return interrupted(.newEpoch, publication: publication)
+        }
+    }
+
+    /// Applies one run's batches in order, under one lock and with one change notification,
+    /// so observers see the publication whole and the cost is per message, not per batch
+    /// (the batch rule is ``ObjectFollower/apply(_:to:context:scratch:)``'s).
+    /// - Returns: `false` when it started a resync.
+    private func apply(_ run: inout UpdateRunReader, publication: UnsafeRawBufferPointer) -> Bool {
         if shared.feed.isObserved { tracker = tracker ?? ChangeTracker() } else { tracker = nil }
-        let epoch = self.epoch
-        let viewID = self.viewID
-        shared.inner.withLock { inner in
+        var context = ReplicaState.Context(viewID: viewID, tracker: tracker)
+        tracker = nil
+        let outcome = shared.inner.withLock { inner in
+            let outcome = ObjectFollower<[UInt8]>.apply(&run, to: &inner.state, context: &context, scratch: &scratch)
             // Counted before the lock is released: whoever reads the new sequence (under the
             // lock) then reads a count that includes these batches.
-            defer { if applied > 0 { shared.appliedUpdates.add(applied, ordering: .relaxed) } }
-            guard run.epoch == epoch else {
-                interruption = .newEpoch
-                return
-            }
-            do {
-                while let batch = try run.nextBatch() {
-                    scratch.removeAll(keepingCapacity: true)
-                    for _ in 0..<batch.changes { scratch.append(try run.nextChange()) }
-                    switch BatchPlace(batch: batch.sequence, following: inner.state.sequence) {
-                    case .alreadyApplied: continue
-                    case .gap:
-                        interruption = .gap(have: inner.state.sequence, next: batch.sequence)
-                        return
-                    case .next: break
-                    }
-                    let count = inner.state.confirmed.count
-                    guard scratch.allSatisfy({ $0.property < count }) else {
-                        interruption = .malformed("a change of property \(scratch.map(\.property).max() ?? 0); the object has \(count)")
-                        return
-                    }
-                    if batch.origin == viewID, batch.writeID != 0 { echoes.append((batch.writeID, batch.sequence)) }
-                    if inner.state.isPlain {
-                        for change in scratch { _ = inner.state.applyPlain(change, sequence: batch.sequence, tracker: &tracker) }
-                        inner.state.finishPlainBatch(sequence: batch.sequence)
-                    } else {
-                        _ = inner.state.applyBatch(
-                            sequence: batch.sequence, changes: scratch, origin: batch.origin, writeID: batch.writeID, myViewID: viewID,
-                            changed: &changed)
-                    }
-                    applied += 1
-                }
-            } catch {
-                interruption = .malformed("\(error)")
-            }
+            if outcome.applied > 0 { shared.appliedUpdates.add(outcome.applied, ordering: .relaxed) }
+            return outcome
         }
+        tracker = context.tracker
+        var changed = context.changed
         if let indexes = tracker?.indexes, !indexes.isEmpty, let names = schema?.layout.names {
             for index in indexes { changed.insert(names[index]) }
             tracker?.reset()
@@ -133,13 +101,23 @@ extension ReplicaClient {
         // The echo of this view's own write is the host's acceptance: it resolves the receipt,
         // whether or not an answer comes too (``ReplicaConfiguration/confirmsWritesByEcho``;
         // an answer after it finds nothing).
-        if !echoes.isEmpty {
-            for echo in echoes { shared.complete(writeID: echo.writeID, with: .success(echo.sequence)) }
+        if !context.echoes.isEmpty {
+            for echo in context.echoes { shared.complete(writeID: echo.writeID, with: .success(echo.sequence)) }
             flushWrites()
             answerTaken()
         }
-        guard let interruption else { return true }
-        return interrupted(interruption, publication: publication)
+        switch outcome.stop {
+        case nil: return true
+        case .gap(let have, let next)?: return interrupted(.gap(have: have, next: next), publication: publication)
+        case .malformed(let reason)?: return interrupted(.malformed(reason), publication: publication)
+        }
+    }
+
+    /// Why taking a run stopped early.
+    private enum Interruption {
+        case newEpoch
+        case gap(have: UInt64, next: UInt64)
+        case malformed(String)
     }
 
     /// Starts what an interruption calls for: a new join, or a resync keeping the publication
@@ -161,30 +139,30 @@ extension ReplicaClient {
     }
 
     func resync(keeping publication: [UInt8]? = nil) {
-        buffered.reset(keeping: publication)
+        follower.lose(keeping: publication, size: publication?.count ?? 0)
         requestSnapshot()
     }
 
-    /// The join buffer passed its bound (and is now empty): during the snapshot, ask for a
-    /// new one, since what was dropped may be newer than it; while waiting for the join
-    /// marker, the snapshot still to come covers what was dropped.
+    /// The runs held while joining passed their bound (and were dropped): during the
+    /// snapshot, ask for a new one, since what was dropped may be newer than it; while
+    /// waiting for the join marker, the snapshot still to come covers what was dropped.
     private func restartJoin() {
         let restarts = shared.restartedJoins.add(1, ordering: .relaxed).newValue
         logger.warning(
-            "more than \(buffered.maxBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))"
+            "more than \(follower.maxHeldBytes) bytes of updates arrived while joining (ReplicaLimits.maxJoinBufferBytes); dropped them and restarting the join (restart \(restarts))"
         )
         if phase == .snapshot { requestSnapshot() }
     }
 
     private func handleHeartbeat(_ heartbeat: Statebus_V1_Heartbeat) {
-        if heartbeat.epoch != epoch {
+        if heartbeat.epoch != follower.epoch {
             logger.info("heartbeat from a new host epoch; reconnecting")
             connect()
             return
         }
         guard phase == .live, let announced = heartbeat.sequences.first(where: { $0.object == object }) else { return }
         let current = shared.inner.withLock { $0.state.sequence }
-        if announced.sequence > current {
+        if follower.lostUpdates(announced: announced.sequence, have: current) {
             logger.info("missed updates up to \(announced.sequence) (have \(current)); resynchronising")
             shared.sequenceGaps.add(1, ordering: .relaxed)
             resync()
@@ -198,14 +176,13 @@ extension ReplicaClient {
         snapshot.object = object
         var request = Statebus_V1_Request()
         request.snapshot = snapshot
-        incoming.reset()
-        snapshotRequestID = send(request) ?? 0
+        follower.awaitSnapshot(requestID: send(request) ?? 0)
         enter(.snapshot)
     }
 
     /// Takes one part of the snapshot under way, straight into the incoming arrays.
     func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
-        guard phase == .snapshot, requestID == snapshotRequestID, let schema else { return }
+        guard phase == .snapshot, requestID == follower.snapshotRequestID, let schema else { return }
         var part: SnapshotPartReader
         do {
             part = try SnapshotPartReader(buffer, range: range)
@@ -214,37 +191,31 @@ extension ReplicaClient {
             requestSnapshot()
             return
         }
-        // The epoch first: a restarted host may number its objects differently.
-        guard part.epoch == epoch else {
+        guard part.epoch != follower.epoch || part.object == schema.objectIndex else { return }
+        switch follower.take(&part, requestID: requestID, propertyCount: schema.layout.count) {
+        case .notAwaited:
+            return
+        case .otherEpoch:
             // The host restarted since the welcome: a snapshot of the new run needs a new
             // join (hello, subscription, join marker), not another request.
-            logger.info("a snapshot part of another host epoch (\(part.epoch), joined \(epoch)); joining again")
+            logger.info("a snapshot part of another host epoch (\(part.epoch), joined \(follower.epoch)); joining again")
             connect()
-            return
-        }
-        guard part.object == schema.objectIndex else { return }
-        switch incoming.take(&part, propertyCount: schema.layout.count) {
         case .invalid(let reason):
             logger.warning("dropped a snapshot part that is not valid (\(reason)); asking again")
             requestSnapshot()
-            return
         case .incomplete:
             // The snapshot is coming: its deadline (`checkLiveness`) counts from its latest
             // part, since a large one over a slow link takes longer than one request timeout,
             // and asking again would start it over every time.
             phaseStarted = .now
-            return
-        case .complete:
-            break
+        case .complete(let snapshot, let held):
+            applySnapshot(snapshot, schema: schema, held: held)
         }
-        applySnapshot(schema: schema)
     }
 
     /// Applies the complete snapshot, then what arrived meanwhile, and goes live.
-    private func applySnapshot(schema: KnownSchema) {
-        let snapshot = incoming
-        incoming.reset()
-        let epoch = self.epoch
+    private func applySnapshot(_ snapshot: IncomingSnapshot, schema: KnownSchema, held: [[UInt8]]) {
+        let epoch = follower.epoch
         let confirmsByEcho = hostConfirmsByEcho
         let changes = shared.inner.withLock { inner in
             let changes = inner.state.applySnapshot(
@@ -267,8 +238,8 @@ extension ReplicaClient {
         shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
         defer { shared.progress.notify([.sequenceAdvanced]) }
-        for publication in buffered.take() {
-            guard publication.withUnsafeBytes({ apply($0) }) else { return }
+        for publication in held {
+            guard publication.withUnsafeBytes({ take($0) }) else { return }
         }
         flushWrites()
     }

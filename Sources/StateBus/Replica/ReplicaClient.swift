@@ -50,15 +50,12 @@ final class ReplicaClient {
     /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
     var handshakeMonitor: Socket?
     private(set) var phase = Phase.hello
-    var epoch: UInt64 = 0
     var schema: KnownSchema?
     private var helloRequestID: UInt64 = 0
-    var snapshotRequestID: UInt64 = 0
     private var nextRequestID: UInt64 = 1
-    var buffered: JoinBuffer<[UInt8]>
-    /// The snapshot being received, filled part by part straight into the arrays the state
-    /// then takes (a large snapshot is held once, never as messages or dictionaries).
-    var incoming = IncomingSnapshot()
+    /// The object followed: the host run, the snapshot on its way (filled part by part
+    /// straight into the arrays the state then takes) and the publications that wait for it.
+    var follower: ObjectFollower<[UInt8]>
     var lastHeard = ContinuousClock.now
     /// Reconnections for silence in a row: each doubles the silence tolerated before the next
     /// (up to 8 times the first), until the view has been live that long. A host that is
@@ -122,7 +119,7 @@ final class ReplicaClient {
         self.configuration = configuration
         runTopic = Topic.runs(object)
         joinTopic = Topic.join(configuration.viewID)
-        buffered = JoinBuffer(maxBytes: configuration.limits.maxJoinBufferBytes)
+        follower = ObjectFollower(maxHeldBytes: configuration.limits.maxJoinBufferBytes)
         let tick = configuration.livenessCheckInterval
         // Weak: on a loop shared with other replicas, the loop outlives this engine (its
         // timer is cancelled and its shutdown hook removed at close).
@@ -363,9 +360,9 @@ final class ReplicaClient {
                 }
             case .error(let wireError):
                 let error = StateBusError(wire: wireError)
-                if error.code == .notLeader, reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
+                if error.code == .notLeader, reply.requestID == helloRequestID || reply.requestID == follower.snapshotRequestID {
                     followLeader(named: wireError.leaderControl, refusal: error)
-                } else if reply.requestID == helloRequestID || reply.requestID == snapshotRequestID {
+                } else if reply.requestID == helloRequestID || reply.requestID == follower.snapshotRequestID {
                     fail(error)
                 } else {
                     logger.warning("host error: \(error)")
@@ -393,14 +390,13 @@ final class ReplicaClient {
             fail(StateBusError(.unknownObject, "the host at \(controlEndpoint) serves no object '\(object)'; it serves: \(served)", object: object))
             return
         }
-        if epoch != 0 && welcome.epoch != epoch {
-            logger.info("host restarted (epoch \(epoch) -> \(welcome.epoch)); resynchronising")
+        if follower.epoch != 0 && welcome.epoch != follower.epoch {
+            logger.info("host restarted (epoch \(follower.epoch) -> \(welcome.epoch)); resynchronising")
         }
         schema = known
         endpoints.welcomed()
         shared.inner.withLock { [controlEndpoint] in $0.welcomedBy = (welcome.hostName, controlEndpoint) }
         standbyRefusals = 0
-        epoch = welcome.epoch
         sessionToken = Data(welcome.sessionToken)
         heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
         hostMaxMessageBytes = Int(clamping: welcome.maxMessageBytes)
@@ -432,7 +428,7 @@ final class ReplicaClient {
             fail(StateBusError(.other, "cannot subscribe to \(endpoint): \(error)", object: object))
             return
         }
-        buffered.reset()
+        follower.start(epoch: welcome.epoch)
         lastHeard = .now
         enter(.awaitingJoin)
     }
