@@ -2,7 +2,7 @@
 # The checks CI runs besides the tests (deploy/test.sh). Run it before you push, too:
 #
 #   deploy/check.sh            format, strict build, release build, ThreadSanitizer unit tests
-#   deploy/check.sh --ci       format, strict build (what CI runs before the tests)
+#   deploy/check.sh --ci       format, strict build (CI runs deploy/tsan.sh on its own)
 #   deploy/check.sh --quick    format and strict build only (the same as --ci)
 #
 # - format: `swift format lint --strict` with the repository's .swift-format (fix with
@@ -13,8 +13,7 @@
 #   Package.swift), and every module a target imports must be declared in Package.swift;
 # - release build: what `statebus bench` and users run. Not in CI: a second full build, and
 #   a release-only compile error is rare; run the full check before you push;
-# - ThreadSanitizer: the in-process unit tests (deploy/tsan.sh). Not in CI yet: a second
-#   full build, and one test that counts decoded elements fails under its slowness.
+# - ThreadSanitizer: the in-process unit tests (deploy/tsan.sh, also in CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

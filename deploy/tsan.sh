@@ -6,7 +6,7 @@
 # ThreadSanitizer sees), so a report is a race to find, not noise. The tests that start
 # processes are left out: ThreadSanitizer sees one process, and they run in deploy/test.sh.
 #
-#   deploy/tsan.sh      (part of deploy/check.sh)
+#   deploy/tsan.sh      (part of CI and of deploy/check.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 case "${1:-}" in
