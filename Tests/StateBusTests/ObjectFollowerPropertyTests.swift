@@ -98,7 +98,7 @@ struct ObjectFollowerPropertyTests {
 
         /// Asks for a snapshot, as the relay does whenever its copy needs one.
         mutating func askSnapshot() {
-            copy.awaitSnapshot(requestID: nextRequestID)
+            copy.awaitSnapshot(requestID: nextRequestID, at: .now)
             nextRequestID += 1
         }
 

@@ -28,10 +28,13 @@ struct SubscriptionGate: Sendable {
         case ignore
     }
 
+    /// The served objects, by the index ``Served/updates(object:version:)`` gives.
+    let objects: [String]
     private let served: [[UInt8]: Served]
     private let maxSubscriptionBytes: Int
 
     init(objects: [String], maxSubscriptionBytes: Int) {
+        self.objects = objects
         var served: [[UInt8]: Served] = [Topic.heartbeat: .heartbeat]
         for (index, name) in objects.enumerated() {
             served[Topic.updates(name)] = .updates(object: index, version: 1)

@@ -11,6 +11,12 @@ struct CopiedValues: FollowedCopy {
     /// the element operations applied in place, dropped by any other change of the property.
     private var elementPositions: [Int: ElementPositions] = [:]
 
+    /// What applying collects: the changes applied. (Not `Void`: every zero-sized value
+    /// has one address, so ThreadSanitizer takes two relays' `inout Void` for a race.)
+    struct Context {
+        var changes = 0
+    }
+
     var propertyCount: Int { values.count }
 
     /// Takes a complete snapshot.
@@ -21,8 +27,9 @@ struct CopiedValues: FollowedCopy {
         elementPositions.removeAll()
     }
 
-    mutating func apply(_ batch: UpdateRunReader.Batch, _ changes: [IndexedChange], context: inout Void) -> Bool {
+    mutating func apply(_ batch: UpdateRunReader.Batch, _ changes: [IndexedChange], context: inout Context) -> Bool {
         for change in changes {
+            context.changes += 1
             // The positions go with any change but one made through them.
             var positions = elementPositions.removeValue(forKey: change.property)
             if change.replacesWholeValue {

@@ -22,6 +22,10 @@ struct ObjectCopy {
     let layout: PropertyLayout
     private var follower: ObjectFollower<DecodedRun>
     private(set) var copied = CopiedValues()
+    /// When the snapshot on its way was asked for, or its latest part came: its deadline
+    /// counts from then (a large one over a slow link takes longer than one request
+    /// timeout, and asking again would start it over every time). `nil` when none is due.
+    private(set) var snapshotAskedAt: ContinuousClock.Instant?
 
     /// - Parameters:
     ///   - epoch: the upstream run the relay joined (its welcome's epoch).
@@ -46,11 +50,19 @@ struct ObjectCopy {
     var snapshotRequestID: UInt64 { follower.snapshotRequestID }
 
     /// Forgets that the copy is in step: a snapshot is needed.
-    mutating func invalidate() { follower.lose(keeping: nil, size: 0) }
+    mutating func invalidate() {
+        follower.lose(keeping: nil, size: 0)
+        snapshotAskedAt = nil
+    }
 
-    /// A snapshot was asked for with `requestID` (0: the request was not sent); runs wait
-    /// until it is complete.
-    mutating func awaitSnapshot(requestID: UInt64) { follower.awaitSnapshot(requestID: requestID) }
+    /// A snapshot was asked for with `requestID` at `now`; runs wait until it is complete.
+    mutating func awaitSnapshot(requestID: UInt64, at now: ContinuousClock.Instant) {
+        follower.awaitSnapshot(requestID: requestID)
+        snapshotAskedAt = now
+    }
+
+    /// A part of the snapshot on its way came, and more are to come.
+    mutating func partArrived(at now: ContinuousClock.Instant) { snapshotAskedAt = now }
 
     /// Whether a heartbeat announcing `sequence` for the object says the copy lost updates.
     func lostUpdates(announced sequence: UInt64) -> Bool { follower.lostUpdates(announced: sequence, have: copied.sequence) }
@@ -64,6 +76,7 @@ struct ObjectCopy {
         case .invalid: return (false, .needsSnapshot)
         case .complete(let snapshot, let held):
             copied.take(snapshot)
+            snapshotAskedAt = nil
             // What arrived meanwhile: newer batches apply in order; a hole means another
             // snapshot.
             for run in held {
@@ -85,8 +98,8 @@ struct ObjectCopy {
         }
         var batches = DecodedRun.Batches(run)
         var scratch: [IndexedChange] = []
-        var none: Void = ()
-        switch ObjectFollower<DecodedRun>.apply(&batches, to: &copied, context: &none, scratch: &scratch).stop {
+        var context = CopiedValues.Context()
+        switch ObjectFollower<DecodedRun>.apply(&batches, to: &copied, context: &context, scratch: &scratch).stop {
         case nil: return .taken
         case .gap?:
             // Its newer batches apply after the snapshot.

@@ -48,12 +48,12 @@ extension RelayServer {
         hello.viewID = configuration.relayID
         hello.nodeName = configuration.name
         hello.objects = configuration.objects
-        hello.sessionToken = sessionToken
+        hello.sessionToken = upstreamWelcome?.sessionToken ?? Data()
         hello.relay = true
         hello.schemaHash = upstreamWelcome?.schemaHash ?? 0
         var request = Statebus_V1_Request()
         request.hello = hello
-        helloRequestID = sendUpstream(request) ?? 0
+        upstreamRequests.helloID = sendUpstream(request) ?? 0
         phaseStarted = .now
     }
 
@@ -69,7 +69,7 @@ extension RelayServer {
         }
         dealer = nil
         subscriber = nil
-        upstreamSilence.reset()
+        upstreamRequests.newConnection()
     }
 
     /// Joins the upstream again from the start (a new epoch, silence, an unbound connection).
@@ -105,7 +105,6 @@ extension RelayServer {
         clients.unbindAll()
         welcomes = nil
         for name in copies.keys { copies[name]?.invalidate() }
-        snapshotAskedAt = [:]
         counters.setSynced(false)
         connectUpstream()
     }
@@ -114,15 +113,9 @@ extension RelayServer {
     /// take it now.
     @discardableResult
     func sendUpstream(_ request: Statebus_V1_Request) -> UInt64? {
-        guard let dealer else { return nil }
-        var request = request
-        request.protocolVersion = StateBusProtocol.version2
-        let id = nextRequestID
-        nextRequestID += 1
-        request.requestID = id
-        upstreamSilence.requestSent(at: .now)
-        guard let bytes = try? request.serializedBytes() as [UInt8], (try? dealer.send(bytes, wait: false)) == true else { return nil }
-        lastSent = .now
+        guard let dealer, let (bytes, id) = upstreamRequests.encode(request) else { return nil }
+        upstreamRequests.sent(at: .now)
+        guard (try? dealer.send(bytes, wait: false)) == true else { return nil }
         return id
     }
 
@@ -142,8 +135,7 @@ extension RelayServer {
             guard self.dealer === dealer, let message = try? dealer.tryReceive() else { return }
             // Not `lastHeard`: that is the updates connection's, which answers here do not
             // prove alive (libzmq may have dropped it for good while answers still come).
-            lastControlHeard = .now
-            upstreamSilence.reset()
+            upstreamRequests.answered(at: .now)
             guard !message.hasMore else { continue }
             let handled = message.withUnsafeBytes { buffer -> Bool in
                 guard let envelope = ReplyEnvelope(buffer), envelope.body == ReplyEnvelope.snapshotPart else { return false }
@@ -157,7 +149,7 @@ extension RelayServer {
             }
             switch reply.body {
             case .welcome(let welcome):
-                guard phase == .hello, reply.requestID == helloRequestID else { continue }
+                guard phase == .hello, reply.requestID == upstreamRequests.helloID else { continue }
                 handleWelcome(welcome)
             case .snapshotPart(let part):
                 // A form other than a host's: written again canonically, then read.
@@ -171,9 +163,9 @@ extension RelayServer {
                 passBack(answer, requestID: reply.requestID)
             case .error(let wireError):
                 let error = StateBusError(wire: wireError)
-                if reply.requestID == helloRequestID, error.code == .notLeader {
+                if reply.requestID == upstreamRequests.helloID, error.code == .notLeader {
                     followUpstreamLeader(named: wireError.leaderControl)
-                } else if reply.requestID == helloRequestID {
+                } else if reply.requestID == upstreamRequests.helloID {
                     logger.error("the upstream at \(upstreamEndpoint) refused the relay's hello: \(error)")
                 } else {
                     logger.warning("upstream error: \(error)")
@@ -204,11 +196,8 @@ extension RelayServer {
         }
         let relayed = served.filter { offered.contains($0) }
         upstreamEndpoints.welcomed()
-        upstreamStandbyRefusals = 0
-        epoch = welcome.epoch
-        sessionToken = welcome.sessionToken
+        upstreamWelcome = welcome
         gate = SubscriptionGate(objects: relayed, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
-        gateObjects = relayed
         // Views stay subscribed to the relay across its re-join upstream, so an object keeps
         // its version-1 form while it is still relayed (sticky, as on a host).
         publishesVersion1.formIntersection(relayed)
@@ -237,7 +226,6 @@ extension RelayServer {
             logger.error("cannot subscribe to \(endpoint): \(error)")
             return
         }
-        upstreamWelcome = welcome
         welcomes = makeWelcomes(from: welcome, relayed: relayed)
         phase = .joining
         phaseStarted = .now
@@ -259,8 +247,7 @@ extension RelayServer {
             copies[object]?.invalidate()
             return
         }
-        copies[object]?.awaitSnapshot(requestID: id)
-        snapshotAskedAt[object] = .now
+        copies[object]?.awaitSnapshot(requestID: id, at: .now)
         counters.upstreamSnapshots.add(1, ordering: .relaxed)
         counters.setSynced(false)
     }
@@ -278,9 +265,8 @@ extension RelayServer {
             // A part arrived: the snapshot is coming, so its deadline counts from now (a large
             // one over a slow link takes longer than one request timeout, and asking again
             // would start it over every time).
-            snapshotAskedAt[name] = .now
+            copies[name]!.partArrived(at: .now)
         case (true, .taken):
-            snapshotAskedAt[name] = nil
             noteSynced()
         }
     }
@@ -320,7 +306,7 @@ extension RelayServer {
     /// some got through) does not cost every view of the relay a new join.
     private func updatesSilenceLimit(interval: Duration, now: ContinuousClock.Instant) -> Duration {
         let limit = interval * configuration.missedHeartbeatsBeforeStale
-        return now - lastControlHeard < limit ? limit * 4 : limit
+        return now - upstreamRequests.lastAnswered < limit ? limit * 4 : limit
     }
 
     // MARK: Publications from upstream
@@ -457,12 +443,12 @@ extension RelayServer {
     func tick() {
         let now = ContinuousClock.now
         let timeout = configuration.upstreamRequestTimeout
-        if let waited = upstreamSilence.waited(at: now), waited > timeout * 3 {
+        if let waited = upstreamRequests.unanswered(at: now), waited > timeout * 3 {
             // Asking again on this connection cannot help when libzmq dropped it for good, as
             // it does after a message larger than the relay reads (it reconnects only after a
             // network failure).
             upstreamControlReadable()
-            if let waited = upstreamSilence.waited(at: now), waited > timeout * 3 {
+            if let waited = upstreamRequests.unanswered(at: now), waited > timeout * 3 {
                 logger.warning(
                     "\(upstreamEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
                 )
@@ -472,8 +458,7 @@ extension RelayServer {
         }
         switch phase {
         case .hello:
-            if let due = upstreamRetryDue, now >= due {
-                upstreamRetryDue = nil
+            if upstreamEndpoints.takeHelloRetry(at: now) {
                 closeUpstream()
                 connectUpstream()
             } else if dealer == nil {
@@ -502,15 +487,15 @@ extension RelayServer {
                 rejoinUpstream(because: "nothing heard on the updates connection for \(now - lastHeard)", silent: true)
                 return
             }
-            for (object, asked) in snapshotAskedAt where now - asked > timeout { requestSnapshot(of: object) }
+            for (object, copy) in copies where copy.snapshotAskedAt.map({ now - $0 > timeout }) == true { requestSnapshot(of: object) }
             // A snapshot request the socket did not take: ask again.
             for (object, copy) in copies where !copy.isSynced && copy.snapshotRequestID == 0 { requestSnapshot(of: object) }
         }
         // Idle, a ping keeps the relay's view id leased; with requests unanswered, it tells a
         // live upstream slow to answer them (a write waiting for its commit) from a dropped
         // connection, which the silence check above replaces.
-        if dealer != nil, now - lastSent > .seconds(2) || upstreamSilence.probeDue(at: now, timeout: timeout) {
-            upstreamSilence.pinged(at: now)
+        if dealer != nil, upstreamRequests.pingDue(at: now, idle: .seconds(2), timeout: timeout) {
+            upstreamRequests.pinged(at: now)
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             sendUpstream(request)

@@ -60,8 +60,6 @@ final class RelayServer {
     var clients: ClientTable
     /// Which subscriptions the updates socket admits: the relayed objects' topics.
     var gate: SubscriptionGate
-    /// The objects the gate admits, by the index its decisions give.
-    var gateObjects: [String]
     var logger: Logger { configuration.logger }
 
     // Upstream state (see RelayServer+Upstream.swift).
@@ -78,13 +76,11 @@ final class RelayServer {
     /// The relayed objects whose version-1 topic some view subscribed to: their runs are also
     /// written in version 1's form.
     var publishesVersion1: Set<String> = []
-    var epoch: UInt64 = 0
-    var sessionToken = Data()
-    var helloRequestID: UInt64 = 0
-    var nextRequestID: UInt64 = 1
+    /// The upstream run the relay joined (its welcome's epoch; 0 before the first).
+    var epoch: UInt64 { upstreamWelcome?.epoch ?? 0 }
+    /// The requests upstream: ids, the hello's, and their silence.
+    var upstreamRequests = ControlRequests()
     var copies: [String: ObjectCopy] = [:]
-    /// When each object's pending snapshot was asked for.
-    var snapshotAskedAt: [String: ContinuousClock.Instant] = [:]
     var forwarded: [UInt64: ForwardedWrite] = [:]
     var parked: [ParkedRequest] = []
     var phaseStarted = ContinuousClock.now
@@ -93,18 +89,9 @@ final class RelayServer {
     var upstreamEndpoints: ControlEndpoints
     /// The upstream control endpoint in use.
     var upstreamEndpoint: String { upstreamEndpoints.current }
-    /// When to say hello upstream again after a standby refused it without naming a leader.
-    var upstreamRetryDue: ContinuousClock.Instant?
-    /// Standby refusals in a row, for the next retry's delay.
-    var upstreamStandbyRefusals = 0
     /// When the upstream's updates connection last brought anything (a publication, a
     /// heartbeat, the join marker): its silence, once live, makes the relay join again.
     var lastHeard = ContinuousClock.now
-    /// When the upstream's control connection last answered anything.
-    var lastControlHeard = ContinuousClock.now
-    var lastSent = ContinuousClock.now
-    /// Requests upstream waiting with no reply (``ControlSilence``).
-    var upstreamSilence = ControlSilence()
     /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
     var joinedBefore = false
     /// Whether the current join has been logged as done ("relaying …"): once per join, so a
@@ -133,7 +120,6 @@ final class RelayServer {
         self.counters = counters
         clients = ClientTable(maximumClients: configuration.maxClients, lease: configuration.viewIDLease)
         gate = SubscriptionGate(objects: configuration.objects, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
-        gateObjects = configuration.objects
         let sockets = try ServingSockets(context: thread.context, maxMessageBytes: configuration.maxMessageBytes, limits: configuration.limits)
         (control, updates) = (sockets.control, sockets.updates)
         // Before the binds: the sockets must be CURVE servers, and the ZAP handler bound,
@@ -523,8 +509,8 @@ final class RelayServer {
             switch gate.decide(message.bytes) {
             case .admit(let topic, let served):
                 try? updates.subscribe(topic)
-                if case .updates(let object, let version) = served, version == StateBusProtocol.version1, object < gateObjects.count {
-                    publishesVersion1.insert(gateObjects[object])
+                if case .updates(let object, let version) = served, version == StateBusProtocol.version1, object < gate.objects.count {
+                    publishesVersion1.insert(gate.objects[object])
                 }
             case .join(let topic, let viewID):
                 try? updates.subscribe(topic)

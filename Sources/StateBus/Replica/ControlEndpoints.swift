@@ -6,7 +6,9 @@ import Foundation
 /// the others are standbys that refuse a hello with `NOT_LEADER`, naming the leader when they
 /// know it. A client given them all (`"tcp://a:7000,tcp://b:7000"`) says hello to one at a
 /// time: to the leader a standby named, else to the next in the list (PROTOCOL.md, "Standby
-/// hosts"). One endpoint behaves as before.
+/// hosts"). One endpoint behaves as before. It also keeps the standby refusals in a row and
+/// when to say hello again after one that named no leader: a view and a relay follow a
+/// group's leader by the same rule.
 struct ControlEndpoints: Sendable, Equatable {
     /// The endpoints as given, in order.
     let listed: [String]
@@ -18,6 +20,11 @@ struct ControlEndpoints: Sendable, Equatable {
     /// leader is not believed: etcd keeps a dead leader's key until its lease expires, and
     /// a standby repeats what etcd says.
     private var suspect: (endpoint: String, until: ContinuousClock.Instant)?
+    /// Standby refusals since the last welcome.
+    private(set) var standbyRefusals = 0
+    /// When to say hello again after a standby refused it without naming a leader (an
+    /// election under way): `nil` when nothing waits.
+    private(set) var helloRetryDue: ContinuousClock.Instant?
 
     /// Reads a comma-separated list (one endpoint is a list of one).
     /// - Throws: `StateBusError` (`badRequest`) for an empty list or an empty entry.
@@ -85,8 +92,44 @@ struct ControlEndpoints: Sendable, Equatable {
         (current, position) = start
     }
 
-    /// The endpoint in use welcomed the client: it leads, and nothing is suspected any more.
-    mutating func welcomed() { suspect = nil }
+    /// A standby refused the hello (or a snapshot request: its host lost the lead
+    /// meanwhile), naming `leader` (empty when it knows none).
+    /// - Returns: whether to say hello at once to ``current``, now the leader it named;
+    ///   otherwise ``helloRetryDue`` says when to ask again, after a pause that grows with
+    ///   refusals in a row up to 200 ms: an election takes about a lease, and the client
+    ///   should not wait much past its end.
+    mutating func standbyRefused(naming leader: String, at now: ContinuousClock.Instant) -> Bool {
+        standbyRefusals += 1
+        helloRetryDue = nil
+        if follow(leader: leader, refusalsInARow: standbyRefusals, at: now) { return true }
+        helloRetryDue = now + .milliseconds(25) * (1 << min(standbyRefusals - 1, 3))
+        return false
+    }
+
+    /// Uses the leader a search of the listed hosts found (``ControlProbe``): believed at once.
+    mutating func found(leader: String, at now: ContinuousClock.Instant) {
+        standbyRefusals = 0
+        _ = follow(leader: leader, refusalsInARow: 1, at: now)
+    }
+
+    /// Whether the hello's retry after a standby's refusal is due at `now` (it is then
+    /// taken: the caller says hello again).
+    mutating func takeHelloRetry(at now: ContinuousClock.Instant) -> Bool {
+        guard let due = helloRetryDue, now >= due else { return false }
+        helloRetryDue = nil
+        return true
+    }
+
+    /// Forgets a retry that waits: the client connects anew anyway.
+    mutating func cancelHelloRetry() { helloRetryDue = nil }
+
+    /// The endpoint in use welcomed the client: it leads, nothing is suspected any more,
+    /// and the refusals in a row end.
+    mutating func welcomed() {
+        suspect = nil
+        standbyRefusals = 0
+        helloRetryDue = nil
+    }
 
     static func == (lhs: ControlEndpoints, rhs: ControlEndpoints) -> Bool {
         lhs.listed == rhs.listed && lhs.current == rhs.current && lhs.position == rhs.position

@@ -38,7 +38,7 @@ extension ReplicaClient {
             request.call.viewID = viewID
             // Encoded once, for the size check and the send.
             guard dealer != nil, let (bytes, id) = encode(request) else { return }
-            if hostMaxMessageBytes > 0, bytes.count > hostMaxMessageBytes {
+            if terms.maxMessageBytes > 0, bytes.count > terms.maxMessageBytes {
                 calls.remove(call.id)?.waiter.complete(.failure(tooLarge(bytes.count, what: "call of '\(call.request.action)'")))
                 continue
             }

@@ -65,7 +65,7 @@ extension ReplicaClient {
         } catch {
             return interrupted(.malformed("\(error)"), publication: publication)
         }
-        guard run.object == schema?.objectIndex else { return true }
+        guard run.object == terms.schema?.objectIndex else { return true }
         switch follower.admit(epoch: run.epoch, size: publication.count, holding: { Array(publication) }) {
         case .apply: return apply(&run, publication: publication)
         case .held: return true
@@ -93,7 +93,7 @@ extension ReplicaClient {
         }
         tracker = context.tracker
         var changed = context.changed
-        if let indexes = tracker?.indexes, !indexes.isEmpty, let names = schema?.layout.names {
+        if let indexes = tracker?.indexes, !indexes.isEmpty, let names = terms.schema?.layout.names {
             for index in indexes { changed.insert(names[index]) }
             tracker?.reset()
         }
@@ -182,7 +182,7 @@ extension ReplicaClient {
 
     /// Takes one part of the snapshot under way, straight into the incoming arrays.
     func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
-        guard phase == .snapshot, requestID == follower.snapshotRequestID, let schema else { return }
+        guard phase == .snapshot, requestID == follower.snapshotRequestID, let schema = terms.schema else { return }
         var part: SnapshotPartReader
         do {
             part = try SnapshotPartReader(buffer, range: range)
@@ -214,9 +214,9 @@ extension ReplicaClient {
     }
 
     /// Applies the complete snapshot, then what arrived meanwhile, and goes live.
-    private func applySnapshot(_ snapshot: IncomingSnapshot, schema: KnownSchema, held: [[UInt8]]) {
+    private func applySnapshot(_ snapshot: IncomingSnapshot, schema: HostTerms.KnownSchema, held: [[UInt8]]) {
         let epoch = follower.epoch
-        let confirmsByEcho = hostConfirmsByEcho
+        let confirmsByEcho = terms.confirmsByEcho
         let changes = shared.inner.withLock { inner in
             let changes = inner.state.applySnapshot(
                 epoch: epoch, sequence: snapshot.sequence, layout: schema.layout, values: snapshot.values, versions: snapshot.versions)

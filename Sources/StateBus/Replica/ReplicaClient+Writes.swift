@@ -25,7 +25,7 @@ extension ReplicaClient {
                 WireWrite(
                     protocolVersion: StateBusProtocol.version2, requestID: id, object: object, writeID: write.id, viewID: viewID,
                     changes: write.changes))
-            if hostMaxMessageBytes > 0, bytes.count > hostMaxMessageBytes {
+            if terms.maxMessageBytes > 0, bytes.count > terms.maxMessageBytes {
                 shared.complete(writeID: write.id, with: .failure(tooLarge(bytes.count, what: "write")))
                 continue
             }
@@ -39,11 +39,11 @@ extension ReplicaClient {
         }
     }
 
-    /// The refusal of a request larger than the host takes (``hostMaxMessageBytes``).
+    /// The refusal of a request larger than the host takes (``terms.maxMessageBytes``).
     func tooLarge(_ size: Int, what: String) -> StateBusError {
         StateBusError(
             .tooLarge,
-            "the \(what) is \(size) bytes encoded; the host at \(controlEndpoint) takes requests of at most \(hostMaxMessageBytes) bytes "
+            "the \(what) is \(size) bytes encoded; the host at \(controlEndpoint) takes requests of at most \(terms.maxMessageBytes) bytes "
                 + "(HostConfiguration.maxMessageBytes): it was not sent. Split it, or raise the host's limit",
             object: object)
     }

@@ -21,23 +21,10 @@ final class ReplicaClient {
         case live
     }
 
-    /// The schema of the last welcome: the object's place in it and its properties. Kept
-    /// across reconnections, so a host that restarts with the same schema need not send it.
-    struct KnownSchema {
-        let hash: UInt64
-        let objectIndex: Int
-        let layout: PropertyLayout
-    }
-
     let shared: ReplicaShared
     let object: String
     /// The host's control endpoints (several for a high-availability group) and the one in use.
     var endpoints: ControlEndpoints
-    /// When to say hello again after a standby refused it without naming a leader (an
-    /// election under way): `nil` when nothing waits.
-    var leaderRetryDue: ContinuousClock.Instant?
-    /// Standby refusals in a row, for the next retry's delay.
-    var standbyRefusals = 0
     /// Whether a search for the group's leader is under way (``searchForLeader()``).
     var searchingForLeader = false
     /// The control endpoint in use.
@@ -50,9 +37,11 @@ final class ReplicaClient {
     /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
     var handshakeMonitor: Socket?
     private(set) var phase = Phase.hello
-    var schema: KnownSchema?
-    private var helloRequestID: UInt64 = 0
-    private var nextRequestID: UInt64 = 1
+    /// What the last welcome gave: the schema, the session token, the host's terms.
+    var terms = HostTerms()
+    /// The requests on the control connection: ids, the hello's, and their silence
+    /// (``ReplicaClient/checkControlSilence(at:)``).
+    private var requests = ControlRequests()
     /// The object followed: the host run, the snapshot on its way (filled part by part
     /// straight into the arrays the state then takes) and the publications that wait for it.
     var follower: ObjectFollower<[UInt8]>
@@ -69,27 +58,11 @@ final class ReplicaClient {
     /// When the current phase began, or, while a snapshot arrives, when its latest part did:
     /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
     var phaseStarted = ContinuousClock.now
-    /// The largest request the host takes, from its welcome (0: it did not say). A larger one
-    /// is refused here: the host's refusal of it carries no request id, so the write or call
-    /// would wait for its timeout.
-    var hostMaxMessageBytes = 0
-    /// The host granted confirmation by echo (its welcome said so): its accepted writes get
-    /// no answer, so after a resync the unanswered ones go again. A relay, or a host that
-    /// predates it or has no heartbeats, answers every write.
-    var hostConfirmsByEcho = false
     /// The repeating liveness check, cancelled at close.
     private var livenessTimer: LoopThread.TimerID?
     /// Closes the engine when its loop shuts down; removed at close (on a shared loop the
     /// engine goes long before the loop does).
     private var shutdownHook: LoopThread.ShutdownHookID?
-    private var heartbeatInterval: Duration?
-    /// The last welcome's token: shown in a hello from a new connection, it proves that our
-    /// view id is still ours (``HostConfiguration/viewIDLease``).
-    private var sessionToken = Data()
-    /// When a request last went to the host: an idle view pings so its view id stays bound.
-    private var lastSent = ContinuousClock.now
-    /// Requests on this connection waiting with no reply (``ReplicaClient/checkControlSilence(at:)``).
-    private var silence = ControlSilence()
     private(set) var closed = false
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
@@ -132,13 +105,13 @@ final class ReplicaClient {
     /// Opens the control socket and says hello.
     func connect() {
         guard !closed else { return }
-        leaderRetryDue = nil
+        endpoints.cancelHelloRetry()
         if connectedBefore { shared.reconnections.add(1, ordering: .relaxed) }
         connectedBefore = true
         settleSentCalls()
         reportedStale = false
         tearDownSockets()
-        silence.reset()
+        requests.newConnection()
         do throws(RuntimeFolderError) {
             // A socket in a runtime folder another user controls could be theirs.
             try RuntimeFolder.checkEndpoint(controlEndpoint)
@@ -177,12 +150,12 @@ final class ReplicaClient {
         hello.viewID = viewID
         hello.nodeName = configuration.nodeName
         hello.objects = [object]
-        hello.sessionToken = sessionToken
-        hello.schemaHash = schema?.hash ?? 0
+        hello.sessionToken = terms.sessionToken
+        hello.schemaHash = terms.schema?.hash ?? 0
         hello.confirmsByEcho = configuration.confirmsWritesByEcho
         var request = Statebus_V1_Request()
         request.hello = hello
-        helloRequestID = send(request) ?? 0
+        requests.helloID = send(request) ?? 0
     }
 
     func enter(_ phase: Phase) {
@@ -226,7 +199,7 @@ final class ReplicaClient {
             // Worth waiting for only once the host has welcomed us (it lists the view): a
             // replica that never joined (no host there, a failed join) closes at once.
             // Kept within 0 (libzmq reads a negative linger as "forever") and an hour.
-            let linger = sessionToken.isEmpty ? .zero : min(max(configuration.goodbyeLinger, .zero), .seconds(3600))
+            let linger = terms.sessionToken.isEmpty ? .zero : min(max(configuration.goodbyeLinger, .zero), .seconds(3600))
             try? dealer.set(.linger, Int32(linger / .milliseconds(1)))
             _ = send(request)
         }
@@ -262,22 +235,15 @@ final class ReplicaClient {
     /// Encodes a request as version 2 with the next request id; `nil` (logged) when it cannot
     /// be encoded.
     func encode(_ request: Statebus_V1_Request) -> (bytes: [UInt8], id: UInt64)? {
-        let id = takeRequestID()
-        var request = request
-        request.protocolVersion = StateBusProtocol.version2
-        request.requestID = id
-        guard let bytes = try? request.serializedBytes() as [UInt8] else {
+        guard let encoded = requests.encode(request) else {
             logger.warning("could not encode a request for \(controlEndpoint)")
             return nil
         }
-        return (bytes, id)
+        return encoded
     }
 
     /// The id the next request takes.
-    func takeRequestID() -> UInt64 {
-        defer { nextRequestID += 1 }
-        return nextRequestID
-    }
+    func takeRequestID() -> UInt64 { requests.takeID() }
 
     /// Sends an encoded request that carries `id` (from ``takeRequestID()``).
     func send(_ bytes: [UInt8], id: UInt64) -> UInt64? {
@@ -285,8 +251,7 @@ final class ReplicaClient {
         do {
             // A DEALER queues while the host is unreachable, up to its high-water mark; the
             // window of writes in flight keeps writes well below it.
-            lastSent = .now
-            silence.requestSent(at: lastSent)
+            requests.sent(at: .now)
             guard try dealer.send(bytes, wait: false) else {
                 logger.debug("the control socket's queue is full; request \(id) will be sent again")
                 return nil
@@ -305,7 +270,7 @@ final class ReplicaClient {
         for _ in 0..<256 {
             // A handler may have replaced the connection: what is left on this one is moot.
             guard self.dealer === dealer, (try? dealer.receive(into: bodyFrame, wait: false)) == true else { return }
-            silence.reset()
+            requests.answered(at: .now)
             guard !bodyFrame.hasMore else {
                 while (try? dealer.tryReceive())??.hasMore == true {}
                 continue
@@ -360,9 +325,9 @@ final class ReplicaClient {
                 }
             case .error(let wireError):
                 let error = StateBusError(wire: wireError)
-                if error.code == .notLeader, reply.requestID == helloRequestID || reply.requestID == follower.snapshotRequestID {
+                if error.code == .notLeader, reply.requestID == requests.helloID || reply.requestID == follower.snapshotRequestID {
                     followLeader(named: wireError.leaderControl, refusal: error)
-                } else if reply.requestID == helloRequestID || reply.requestID == follower.snapshotRequestID {
+                } else if reply.requestID == requests.helloID || reply.requestID == follower.snapshotRequestID {
                     fail(error)
                 } else {
                     logger.warning("host error: \(error)")
@@ -373,16 +338,17 @@ final class ReplicaClient {
     }
 
     private func handleWelcome(_ welcome: WelcomeReader, requestID: UInt64) {
-        guard phase == .hello, requestID == helloRequestID else { return }
-        let known: KnownSchema
-        if welcome.objectNames.isEmpty, let schema, welcome.schemaHash == schema.hash {
+        guard phase == .hello, requestID == requests.helloID else { return }
+        let known: HostTerms.KnownSchema
+        if welcome.objectNames.isEmpty, let schema = terms.schema, welcome.schemaHash == schema.hash {
             known = schema  // the host's schema is the one we hold
         } else if let found = welcome.object {
-            known = KnownSchema(hash: welcome.schemaHash, objectIndex: found.index, layout: PropertyLayout(names: found.names, kinds: found.kinds))
-        } else if welcome.objectNames.isEmpty, schema != nil {
+            known = HostTerms.KnownSchema(
+                hash: welcome.schemaHash, objectIndex: found.index, layout: PropertyLayout(names: found.names, kinds: found.kinds))
+        } else if welcome.objectNames.isEmpty, terms.schema != nil {
             // A schema hash we do not hold (it changed since we asked): ask with none. (Asked
             // with none, an empty list means the host serves no object at all.)
-            schema = nil
+            terms.schema = nil
             sayHello()
             return
         } else {
@@ -393,14 +359,9 @@ final class ReplicaClient {
         if follower.epoch != 0 && welcome.epoch != follower.epoch {
             logger.info("host restarted (epoch \(follower.epoch) -> \(welcome.epoch)); resynchronising")
         }
-        schema = known
         endpoints.welcomed()
         shared.inner.withLock { [controlEndpoint] in $0.welcomedBy = (welcome.hostName, controlEndpoint) }
-        standbyRefusals = 0
-        sessionToken = Data(welcome.sessionToken)
-        heartbeatInterval = welcome.heartbeatIntervalMs > 0 ? .milliseconds(Int(welcome.heartbeatIntervalMs)) : nil
-        hostMaxMessageBytes = Int(clamping: welcome.maxMessageBytes)
-        hostConfirmsByEcho = welcome.confirmsByEcho
+        terms.take(welcome, schema: known)
         // The host answered, so what it reported before is past; a timeout is past only once
         // the view is live (a snapshot too large for the view times out after the welcome).
         shared.inner.withLock { inner in
@@ -441,8 +402,7 @@ final class ReplicaClient {
         expireCalls()
         flushWrites()
         let now = ContinuousClock.now
-        if let due = leaderRetryDue, now >= due {
-            leaderRetryDue = nil
+        if endpoints.takeHelloRetry(at: now) {
             connect()
             return
         }
@@ -451,8 +411,8 @@ final class ReplicaClient {
         // whose requests wait unanswered pings too: a host that is alive but slow to answer
         // them (a write waiting for a commit on a stalled disk) answers a ping at once, and
         // is then not taken for a connection libzmq dropped (`checkControlSilence`).
-        if phase == .live, now - lastSent > configuration.requestTimeout || silence.probeDue(at: now, timeout: configuration.requestTimeout) {
-            silence.pinged(at: now)
+        if phase == .live, requests.pingDue(at: now, idle: configuration.requestTimeout, timeout: configuration.requestTimeout) {
+            requests.pinged(at: now)
             var request = Statebus_V1_Request()
             request.ping = Statebus_V1_Ping()
             send(request)
@@ -466,7 +426,7 @@ final class ReplicaClient {
                 connect()
                 return
             }
-            guard let interval = heartbeatInterval else { return }
+            guard let interval = terms.heartbeatInterval else { return }
             let silence = interval * configuration.missedHeartbeatsBeforeStale
             if phase == .live, now - phaseStarted > silence * 8 { silentReconnects = 0 }
             guard now - lastHeard > silence else { return }
@@ -515,11 +475,11 @@ final class ReplicaClient {
     /// dropped it for good, as it does after a message larger than the replica's limit (it
     /// reconnects only after a network failure). - Returns: whether it reconnected.
     private func checkControlSilence(at now: ContinuousClock.Instant) -> Bool {
-        guard let waited = silence.waited(at: now), waited > configuration.requestTimeout * 3 else { return false }
+        guard let waited = requests.unanswered(at: now), waited > configuration.requestTimeout * 3 else { return false }
         // What was read but not yet handled is an answer: after this process was starved of
         // CPU, this timer can run before it.
         controlReadable()
-        guard let waited = silence.waited(at: now), waited > configuration.requestTimeout * 3, !closed else { return false }
+        guard let waited = requests.unanswered(at: now), waited > configuration.requestTimeout * 3, !closed else { return false }
         let limit = configuration.limits.maxIncomingMessageBytes
         fail(
             StateBusError(
