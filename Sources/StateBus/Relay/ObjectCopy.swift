@@ -97,9 +97,8 @@ struct ObjectCopy {
         case .apply: break
         }
         var batches = DecodedRun.Batches(run)
-        var scratch: [IndexedChange] = []
         var context = CopiedValues.Context()
-        switch ObjectFollower<DecodedRun>.apply(&batches, to: &copied, context: &context, scratch: &scratch).stop {
+        switch follower.apply(&batches, to: &copied, context: &context).stop {
         case nil: return .taken
         case .gap?:
             // Its newer batches apply after the snapshot.

@@ -11,8 +11,7 @@ extension RelayServer {
 
     /// Opens the upstream control socket and says hello.
     func connectUpstream() {
-        phase = .hello
-        phaseStarted = .now
+        upstreamPhase.enter(.hello)
         do throws(RuntimeFolderError) {
             try RuntimeFolder.checkEndpoint(upstreamEndpoint)
         } catch {
@@ -29,7 +28,7 @@ extension RelayServer {
             try dealer.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
             try dealer.connect(upstreamEndpoint)
             thread.register(dealer) { [unowned self] in self.upstreamControlReadable() }
-            self.dealer = dealer
+            upstreamSockets.control = dealer
         } catch {
             logger.error("cannot connect to \(upstreamEndpoint): \(error)")
             return
@@ -54,21 +53,12 @@ extension RelayServer {
         var request = Statebus_V1_Request()
         request.hello = hello
         upstreamRequests.helloID = sendUpstream(request) ?? 0
-        phaseStarted = .now
+        upstreamPhase.restart()
     }
 
     /// Closes both upstream sockets.
     func closeUpstream() {
-        if let dealer {
-            thread.unregister(dealer)
-            dealer.close()
-        }
-        if let subscriber {
-            thread.unregister(subscriber)
-            subscriber.close()
-        }
-        dealer = nil
-        subscriber = nil
+        upstreamSockets.close(on: thread)
         upstreamRequests.newConnection()
     }
 
@@ -81,7 +71,7 @@ extension RelayServer {
         // With other hosts of a group to try, a silent one is left: it may be the leader
         // that died.
         if silent { upstreamEndpoints.leaveSilent(at: .now, suspectingFor: configuration.upstreamRequestTimeout * 2) }
-        joinLogged = false
+        if joinsLogged == .current { joinsLogged = .earlier }
         counters.countUpstreamReconnect()
         closeUpstream()
         for (_, write) in forwarded {
@@ -221,14 +211,13 @@ extension RelayServer {
             try subscriber.subscribe(Topic.join(configuration.relayID))
             try subscriber.connect(endpoint)
             thread.register(subscriber) { [unowned self] in self.upstreamUpdatesReadable() }
-            self.subscriber = subscriber
+            upstreamSockets.updates = subscriber
         } catch {
             logger.error("cannot subscribe to \(endpoint): \(error)")
             return
         }
         welcomes = makeWelcomes(from: welcome, relayed: relayed)
-        phase = .joining
-        phaseStarted = .now
+        upstreamPhase.enter(.joining)
         lastHeard = .now
     }
 
@@ -275,11 +264,10 @@ extension RelayServer {
     private func noteSynced() {
         let synced = copies.values.allSatisfy(\.isSynced)
         counters.setSynced(synced && phase == .live)
-        if synced, !joinLogged {
-            joinLogged = true
+        if synced, joinsLogged != .current {
             logger.info(
-                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(upstreamEndpoint)\(joinedBefore ? " again" : "")")
-            joinedBefore = true
+                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(upstreamEndpoint)\(joinsLogged == .earlier ? " again" : "")")
+            joinsLogged = .current
         }
         retryParked()
     }
@@ -324,7 +312,7 @@ extension RelayServer {
                 if phase == .joining, let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes),
                     publication.joinMarker.epoch == epoch
                 {
-                    phase = .live
+                    upstreamPhase.enter(.live)
                     for name in copies.keys.sorted() { requestSnapshot(of: name) }
                 }
                 continue
@@ -463,19 +451,19 @@ extension RelayServer {
                 connectUpstream()
             } else if dealer == nil {
                 connectUpstream()
-            } else if now - phaseStarted > timeout, upstreamEndpoints.hasAlternatives {
+            } else if upstreamPhase.elapsed(at: now) > timeout, upstreamEndpoints.hasAlternatives {
                 logger.warning("no welcome from \(upstreamEndpoint) within \(timeout); trying the next host of its group")
                 upstreamEndpoints.leaveSilent(at: now, suspectingFor: timeout * 2)
                 closeUpstream()
                 connectUpstream()
-            } else if now - phaseStarted > timeout {
+            } else if upstreamPhase.elapsed(at: now) > timeout {
                 logger.warning(
                     "no welcome from \(upstreamEndpoint) within \(timeout): is it running? With keys: does it list this relay's key with the role relay, and is the upstream key given its public key? Asking again"
                 )
                 sayHello()
             }
         case .joining:
-            if now - phaseStarted > timeout { rejoinUpstream(because: "no join marker within \(timeout)") }
+            if upstreamPhase.elapsed(at: now) > timeout { rejoinUpstream(because: "no join marker within \(timeout)") }
         case .live:
             if let interval = upstreamWelcome.map({ Duration.milliseconds(Int($0.heartbeatIntervalMs)) }), interval > .zero,
                 now - lastHeard > updatesSilenceLimit(interval: interval, now: now)

@@ -39,6 +39,16 @@ final class RelayServer {
         var deadline: ContinuousClock.Instant
     }
 
+    /// What the log has said of the relay's joins upstream.
+    enum JoinsLogged {
+        /// No join was done yet.
+        case none
+        /// The current join was logged as done.
+        case current
+        /// An earlier join was; the current one is under way.
+        case earlier
+    }
+
     /// Where the upstream connection stands.
     enum UpstreamPhase {
         /// A hello is on its way (or the connection is being rebuilt).
@@ -63,9 +73,13 @@ final class RelayServer {
     var logger: Logger { configuration.logger }
 
     // Upstream state (see RelayServer+Upstream.swift).
-    var phase = UpstreamPhase.hello
-    var dealer: Socket?
-    var subscriber: Socket?
+    /// Where the upstream connection stands, and since when (its deadline counts from then).
+    var upstreamPhase = PhaseClock(UpstreamPhase.hello)
+    var phase: UpstreamPhase { upstreamPhase.current }
+    /// The sockets to the upstream.
+    var upstreamSockets = HostSockets()
+    var dealer: Socket? { upstreamSockets.control }
+    var subscriber: Socket? { upstreamSockets.updates }
     /// The upstream's welcome; `nil` until it came.
     var upstreamWelcome: Statebus_V1_Welcome?
     /// The welcomes the relay gives its views (the upstream's, with the relay's endpoint),
@@ -83,7 +97,6 @@ final class RelayServer {
     var copies: [String: ObjectCopy] = [:]
     var forwarded: [UInt64: ForwardedWrite] = [:]
     var parked: [ParkedRequest] = []
-    var phaseStarted = ContinuousClock.now
     /// The upstream's control endpoints (the hosts of a high-availability group, or one) and
     /// the one in use.
     var upstreamEndpoints: ControlEndpoints
@@ -92,11 +105,9 @@ final class RelayServer {
     /// When the upstream's updates connection last brought anything (a publication, a
     /// heartbeat, the join marker): its silence, once live, makes the relay join again.
     var lastHeard = ContinuousClock.now
-    /// Whether the relay has joined its upstream before (a later join counts as a reconnect).
-    var joinedBefore = false
-    /// Whether the current join has been logged as done ("relaying …"): once per join, so a
-    /// re-join's "joining … again" is followed by its outcome.
-    var joinLogged = false
+    /// How far the relay's joins upstream are told in its log: "relaying …" once per join
+    /// (so a re-join's "joining … again" is followed by its outcome), "again" after the first.
+    var joinsLogged = JoinsLogged.none
     /// CURVE, the ZAP handler and authorization by role towards views, when the relay has keys.
     let keyGuard: HostGuard?
     /// What the key guard counts (refused handshakes, forbidden requests).

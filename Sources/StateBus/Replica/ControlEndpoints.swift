@@ -25,6 +25,9 @@ struct ControlEndpoints: Sendable, Equatable {
     /// When to say hello again after a standby refused it without naming a leader (an
     /// election under way): `nil` when nothing waits.
     private(set) var helloRetryDue: ContinuousClock.Instant?
+    /// Whether a search of the listed hosts for the leader is under way (a view's, after a
+    /// write refused by a leader that lost etcd).
+    var searchingForLeader = false
 
     /// Reads a comma-separated list (one endpoint is a list of one).
     /// - Throws: `StateBusError` (`badRequest`) for an empty list or an empty entry.

@@ -32,7 +32,7 @@ struct ObjectFollower<HeldRun> {
 
     /// What ``admit(epoch:size:holding:)`` decided of a run.
     enum Admission: Equatable {
-        /// Apply it now (``apply(_:to:context:scratch:)``).
+        /// Apply it now (``apply(_:to:context:)``).
         case apply
         /// Kept until the snapshot is complete.
         case held
@@ -78,6 +78,8 @@ struct ObjectFollower<HeldRun> {
     private(set) var epoch: UInt64 = 0
     private var incoming = IncomingSnapshot()
     private var held: JoinBuffer<HeldRun>
+    /// Where a batch's changes are read, reused: no allocation per batch.
+    private var scratch: [IndexedChange] = []
 
     /// - Parameter maxHeldBytes: how many bytes of runs may wait for a snapshot.
     init(maxHeldBytes: Int) {
@@ -156,9 +158,8 @@ struct ObjectFollower<HeldRun> {
     /// at a gap or a change that is not the object's it stops, what came before staying
     /// applied, and the caller calls ``lose(keeping:size:)``. Each batch is read whole
     /// before it is applied, so no half batch is ever in the copy.
-    /// - Parameter scratch: where a batch's changes are read (reused, no allocation per batch).
-    static func apply<Batches: RunBatches, Copy: FollowedCopy>(
-        _ run: inout Batches, to copy: inout Copy, context: inout Copy.Context, scratch: inout [IndexedChange]
+    mutating func apply<Batches: RunBatches, Copy: FollowedCopy>(
+        _ run: inout Batches, to copy: inout Copy, context: inout Copy.Context
     ) -> RunOutcome {
         var outcome = RunOutcome()
         do {

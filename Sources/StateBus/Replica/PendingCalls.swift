@@ -69,10 +69,9 @@ struct PendingCalls {
         return sent
     }
 
-    /// Marks these calls unsent: the host refused them, so they did not run.
-    mutating func markUnsent(_ ids: Set<UInt64>) {
-        for id in ids { calls[id]?.sent = false }
-    }
+    /// The host refused this call as not joined on the connection being replaced: it did
+    /// not run, so the next connection sends it again (``takeSent()`` leaves it).
+    mutating func refusedUnjoined(_ id: UInt64) { calls[id]?.sent = false }
 
     /// Removes and returns the calls whose deadline passed.
     mutating func takeExpired(at now: ContinuousClock.Instant) -> [Call] {

@@ -54,7 +54,7 @@ extension ReplicaClient {
             // The host does not hold this connection as ours, so this call did not run: a new
             // connection and hello, and it goes again.
             logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.error.code)); saying hello again")
-            callsRefusedUnjoined.insert(reply.callID)
+            calls.refusedUnjoined(reply.callID)
             connect()
             return
         }
@@ -70,8 +70,6 @@ extension ReplicaClient {
     /// Called as a connection is replaced: calls sent on it either go again (the host refused
     /// them as not joined, so they did not run) or fail `interrupted` (they may have run).
     func settleSentCalls() {
-        calls.markUnsent(callsRefusedUnjoined)
-        callsRefusedUnjoined.removeAll()
         for call in calls.takeSent() {
             call.waiter.complete(
                 .failure(

@@ -27,8 +27,8 @@ extension ReplicaClient {
     /// the other listed hosts, without leaving this one, whether one of them leads, and
     /// joins it if so. Otherwise the view stays, live and read-only.
     func searchForLeader() {
-        guard endpoints.hasAlternatives, !searchingForLeader, !closed else { return }
-        searchingForLeader = true
+        guard endpoints.hasAlternatives, !endpoints.searchingForLeader, !closed else { return }
+        endpoints.searchingForLeader = true
         let others = endpoints.listed.filter { $0 != controlEndpoint }
         let engine = LoopBound(self, on: thread)
         let loop = thread.loop
@@ -41,7 +41,7 @@ extension ReplicaClient {
 
     /// Joins the leader a search found, if any.
     private func leaderSearchEnded(found leader: String?) {
-        searchingForLeader = false
+        endpoints.searchingForLeader = false
         guard let leader, !closed, leader != controlEndpoint else { return }
         logger.info("the host at \(controlEndpoint) takes no writes and \(leader) leads: joining it")
         endpoints.found(leader: leader, at: .now)

@@ -24,7 +24,7 @@ extension ReplicaClient {
         do {
             let monitor = try socket.monitor(at: "inproc://statebus-handshakes-\(number)", events: SocketEvent.handshakeEvents)
             thread.register(monitor) { [unowned self] in self.handshakeEventsReadable() }
-            handshakeMonitor = monitor
+            sockets.handshakeMonitor = monitor
         } catch {
             // Only the quality of the error message depends on it.
             configuration.logger.debug("no handshake monitor on the control socket: \(error)")
@@ -32,7 +32,7 @@ extension ReplicaClient {
     }
 
     private func handshakeEventsReadable() {
-        guard let monitor = handshakeMonitor else { return }
+        guard let monitor = sockets.handshakeMonitor else { return }
         for _ in 0..<64 {
             guard let frames = try? monitor.tryReceiveMultipart() else { return }
             guard let event = SocketEvent(frames: frames.map(\.bytes)) else { continue }

@@ -16,11 +16,7 @@ extension ReplicaClient {
         for _ in 0..<512 {
             // A handler may have replaced the socket: what is left on this one is moot.
             guard self.subscriber === subscriber, (try? subscriber.receive(into: topicFrame, wait: false)) == true else { return }
-            lastHeard = .now
-            if reportedStale {
-                reportedStale = false
-                if phase == .live { shared.setConnection(.live) }
-            }
+            if updatesSilence.heard(at: .now), phase == .live { shared.setConnection(.live) }
             // Two frames: the topic, then the publication (libzmq delivers both at once).
             guard topicFrame.hasMore, (try? subscriber.receive(into: bodyFrame, wait: false)) == true else { continue }
             guard !bodyFrame.hasMore else {
@@ -78,14 +74,14 @@ extension ReplicaClient {
 
     /// Applies one run's batches in order, under one lock and with one change notification,
     /// so observers see the publication whole and the cost is per message, not per batch
-    /// (the batch rule is ``ObjectFollower/apply(_:to:context:scratch:)``'s).
+    /// (the batch rule is ``ObjectFollower/apply(_:to:context:)``'s).
     /// - Returns: `false` when it started a resync.
     private func apply(_ run: inout UpdateRunReader, publication: UnsafeRawBufferPointer) -> Bool {
         if shared.feed.isObserved { tracker = tracker ?? ChangeTracker() } else { tracker = nil }
         var context = ReplicaState.Context(viewID: viewID, tracker: tracker)
         tracker = nil
         let outcome = shared.inner.withLock { inner in
-            let outcome = ObjectFollower<[UInt8]>.apply(&run, to: &inner.state, context: &context, scratch: &scratch)
+            let outcome = follower.apply(&run, to: &inner.state, context: &context)
             // Counted before the lock is released: whoever reads the new sequence (under the
             // lock) then reads a count that includes these batches.
             if outcome.applied > 0 { shared.appliedUpdates.add(outcome.applied, ordering: .relaxed) }
@@ -207,7 +203,7 @@ extension ReplicaClient {
             // The snapshot is coming: its deadline (`checkLiveness`) counts from its latest
             // part, since a large one over a slow link takes longer than one request timeout,
             // and asking again would start it over every time.
-            phaseStarted = .now
+            phaseClock.restart()
         case .complete(let snapshot, let held):
             applySnapshot(snapshot, schema: schema, held: held)
         }

@@ -25,18 +25,19 @@ final class ReplicaClient {
     let object: String
     /// The host's control endpoints (several for a high-availability group) and the one in use.
     var endpoints: ControlEndpoints
-    /// Whether a search for the group's leader is under way (``searchForLeader()``).
-    var searchingForLeader = false
     /// The control endpoint in use.
     var controlEndpoint: String { endpoints.current }
     let viewID: String
     let configuration: ReplicaConfiguration
     let thread: LoopThread
-    var dealer: Socket?
-    var subscriber: Socket?
-    /// The monitor of the control socket's handshakes (``ReplicaClient/watchHandshakes(of:)``).
-    var handshakeMonitor: Socket?
-    private(set) var phase = Phase.hello
+    /// The sockets to the host (the handshake monitor: ``ReplicaClient/watchHandshakes(of:)``).
+    var sockets = HostSockets()
+    var dealer: Socket? { sockets.control }
+    var subscriber: Socket? { sockets.updates }
+    /// The phase, and when it began or, while a snapshot arrives, when its latest part did:
+    /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
+    var phaseClock = PhaseClock(Phase.hello)
+    var phase: Phase { phaseClock.current }
     /// What the last welcome gave: the schema, the session token, the host's terms.
     var terms = HostTerms()
     /// The requests on the control connection: ids, the hello's, and their silence
@@ -45,19 +46,10 @@ final class ReplicaClient {
     /// The object followed: the host run, the snapshot on its way (filled part by part
     /// straight into the arrays the state then takes) and the publications that wait for it.
     var follower: ObjectFollower<[UInt8]>
-    var lastHeard = ContinuousClock.now
-    /// Reconnections for silence in a row: each doubles the silence tolerated before the next
-    /// (up to 8 times the first), until the view has been live that long. A host that is
-    /// busy rather than gone (its heartbeats late) is then not sent every write in flight
-    /// again every few hundred milliseconds, which only kept it busier.
-    private var silentReconnects = 0
-    /// Whether the view was marked stale while it waits to reconnect.
-    var reportedStale = false
+    /// The updates connection's silence: stale shown, reconnections for it in a row.
+    var updatesSilence = UpdatesSilence()
     /// Whether `connect()` ran before: later calls are reconnections (counted).
     private var connectedBefore = false
-    /// When the current phase began, or, while a snapshot arrives, when its latest part did:
-    /// the phase's deadline (``ReplicaConfiguration/requestTimeout``) counts from it.
-    var phaseStarted = ContinuousClock.now
     /// The repeating liveness check, cancelled at close.
     private var livenessTimer: LoopThread.TimerID?
     /// Closes the engine when its loop shuts down; removed at close (on a shared loop the
@@ -67,18 +59,11 @@ final class ReplicaClient {
     var logger: Logger { configuration.logger }
     /// Action calls waiting to be sent or answered (``ReplicaClient+Calls``).
     var calls = PendingCalls()
-    /// The calls the host refused as not joined on the connection being replaced: those did
-    /// not run, so the next connection sends them again. Any other call sent on it may have
-    /// run before libzmq reconnected underneath (its answer lost), so it fails `interrupted`:
-    /// a call, unlike a write, has no ledger on the host to answer a copy.
-    var callsRefusedUnjoined: Set<UInt64> = []
     /// Reused for every frame received: no allocation per message.
     let topicFrame = ZeroMQ.Message()
     let bodyFrame = ZeroMQ.Message()
     /// The indexes of properties a publication changed, for observers of names.
     var tracker: ChangeTracker? = ChangeTracker()
-    /// A batch's changes, read whole before any is applied (reused).
-    var scratch: [IndexedChange] = []
     /// The topics this replica subscribes to.
     let runTopic: [UInt8]
     let joinTopic: [UInt8]
@@ -109,7 +94,7 @@ final class ReplicaClient {
         if connectedBefore { shared.reconnections.add(1, ordering: .relaxed) }
         connectedBefore = true
         settleSentCalls()
-        reportedStale = false
+        updatesSilence.newConnection()
         tearDownSockets()
         requests.newConnection()
         do throws(RuntimeFolderError) {
@@ -135,7 +120,7 @@ final class ReplicaClient {
             // 4841, 3937). Liveness comes from the protocol's own heartbeats instead.
             try dealer.connect(controlEndpoint)
             thread.register(dealer) { [unowned self] in self.controlReadable() }
-            self.dealer = dealer
+            sockets.control = dealer
         } catch {
             fail(StateBusError(.other, "cannot connect to \(controlEndpoint): \(error)", object: object))
             return
@@ -159,8 +144,7 @@ final class ReplicaClient {
     }
 
     func enter(_ phase: Phase) {
-        self.phase = phase
-        phaseStarted = .now
+        phaseClock.enter(phase)
         switch phase {
         case .hello: shared.setConnection(shared.inner.withLock { $0.state.hasSnapshot } ? .stale : .connecting)
         case .awaitingJoin, .snapshot: if shared.inner.withLock({ $0.connection }) != .stale { shared.setConnection(.syncing) }
@@ -171,21 +155,7 @@ final class ReplicaClient {
     }
 
     private func tearDownSockets() {
-        if let handshakeMonitor {
-            thread.unregister(handshakeMonitor)
-            handshakeMonitor.close()
-        }
-        handshakeMonitor = nil
-        if let dealer {
-            thread.unregister(dealer)
-            dealer.close()
-        }
-        if let subscriber {
-            thread.unregister(subscriber)
-            subscriber.close()
-        }
-        dealer = nil
-        subscriber = nil
+        sockets.close(on: thread)
         shared.inner.withLock { $0.state.markAllUnsent() }
     }
 
@@ -384,13 +354,13 @@ final class ReplicaClient {
             try subscriber.subscribe(joinTopic)
             try subscriber.connect(endpoint)
             thread.register(subscriber) { [unowned self] in self.updatesReadable() }
-            self.subscriber = subscriber
+            sockets.updates = subscriber
         } catch {
             fail(StateBusError(.other, "cannot subscribe to \(endpoint): \(error)", object: object))
             return
         }
         follower.start(epoch: welcome.epoch)
-        lastHeard = .now
+        _ = updatesSilence.heard(at: .now)
         enter(.awaitingJoin)
     }
 
@@ -419,38 +389,32 @@ final class ReplicaClient {
         }
         switch phase {
         case .live, .awaitingJoin:
-            // Heartbeats keep `lastHeard` fresh, so a join marker that never came needs its
+            // Heartbeats keep the updates connection heard, so a join marker that never came needs its
             // own deadline.
-            if phase == .awaitingJoin, now - phaseStarted > configuration.requestTimeout {
+            if phase == .awaitingJoin, phaseClock.elapsed(at: now) > configuration.requestTimeout {
                 logger.info("no join marker within \(configuration.requestTimeout); reconnecting")
                 connect()
                 return
             }
             guard let interval = terms.heartbeatInterval else { return }
             let silence = interval * configuration.missedHeartbeatsBeforeStale
-            if phase == .live, now - phaseStarted > silence * 8 { silentReconnects = 0 }
-            guard now - lastHeard > silence else { return }
+            if phase == .live { updatesSilence.noteLive(for: phaseClock.elapsed(at: now), tolerated: silence) }
+            guard updatesSilence.silent(at: now) > silence else { return }
             // Silence is the host's only when nothing waits to be read: after this process
             // was starved of CPU, this timer can run before the updates that did arrive.
             updatesReadable()
-            guard now - lastHeard > silence, !closed, phase == .live || phase == .awaitingJoin else { return }
+            guard updatesSilence.silent(at: now) > silence, !closed, phase == .live || phase == .awaitingJoin else { return }
             // Stale at once (the documented time); the reconnection waits longer after
             // reconnections in a row, and a late heartbeat meanwhile makes the view live again.
-            if !reportedStale {
-                reportedStale = true
-                shared.setConnection(.stale)
-            }
-            // With other hosts to try (a high-availability group), the next is tried at once:
-            // the backoff is for one host that keeps falling silent.
-            let patience = endpoints.hasAlternatives ? 1 : 1 << min(silentReconnects, 3)
-            if now - lastHeard > silence * patience {
-                logger.info("no heartbeat for \(now - lastHeard); the replica is stale, reconnecting")
-                silentReconnects += 1
+            if updatesSilence.reportStale() { shared.setConnection(.stale) }
+            if updatesSilence.silent(at: now) > silence * updatesSilence.patience(withAlternatives: endpoints.hasAlternatives) {
+                logger.info("no heartbeat for \(updatesSilence.silent(at: now)); the replica is stale, reconnecting")
+                updatesSilence.reconnecting()
                 endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)
                 connect()
             }
         case .hello, .snapshot:
-            if now - phaseStarted > configuration.requestTimeout {
+            if phaseClock.elapsed(at: now) > configuration.requestTimeout {
                 // Asked again on the same connection: libzmq reconnects it by itself, and a
                 // new connection would look like another replica to the host, which keeps
                 // our view id for the old one until its lease ends (so a slow first welcome
