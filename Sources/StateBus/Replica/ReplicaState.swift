@@ -15,21 +15,7 @@ import StateBusWire
 /// a host value older than the view's own write never shows through (no flicker), while a
 /// change to a sibling field of the same struct does.
 struct ReplicaState: Sendable {
-    struct PendingWrite: Sendable {
-        let id: UInt64
-        let changes: [PropertyChange]
-        /// When the write fails with `timeout` if the host has not answered it.
-        var deadline: ContinuousClock.Instant = .now + .seconds(3600 * 24 * 365)
-        /// Roughly what the write costs in memory, for the queue's bound in bytes.
-        var bytes = 0
-        /// Sent to the current host incarnation.
-        var sent = false
-        /// The sequence the host applied it at, once accepted.
-        var acceptedSequence: UInt64?
-        var properties: Set<String> { Set(changes.map(\.property)) }
-        /// Sent and not answered yet: it counts against the window of writes in flight.
-        var inFlight: Bool { sent && acceptedSequence == nil }
-    }
+    typealias PendingWrite = PendingWrites.Write
 
     /// What a snapshot changed: everything (the first one), or these names.
     enum SnapshotChanges: Equatable {
@@ -56,30 +42,14 @@ struct ReplicaState: Sendable {
     private(set) var sequence: UInt64 = 0
     private(set) var epoch: UInt64 = 0
     private(set) var hasSnapshot = false
+    /// The view's writes the host has not confirmed, and the bookkeeping of sending them.
+    private var writes = PendingWrites()
     /// The view's writes the host has not confirmed, in write order (ids ascending).
-    private(set) var pending: [PendingWrite] = [] {
-        didSet {
-            if pending.isEmpty {
-                queuedBytes = 0
-                inFlight = 0
-                nextUnsentID = 0
-                acceptedQueue.removeAll(keepingCapacity: true)
-                acceptedQueueStart = 0
-            }
-        }
-    }
+    var pending: [PendingWrite] { writes.all }
     /// What the pending writes cost, for ``ReplicaConfiguration/maxQueuedWriteBytes``.
-    private(set) var queuedBytes = 0
+    var queuedBytes: Int { writes.queuedBytes }
     /// Pending writes sent and not answered: at most ``ReplicaConfiguration/maxWritesInFlight``.
-    private(set) var inFlight = 0
-    /// Every pending write with a smaller id has been taken by ``takeUnsent(limit:)`` since
-    /// the connection was (re)built, so the next call starts here, not at the front.
-    private var nextUnsentID: UInt64 = 0
-    /// Pending writes the host accepted, by the sequence it applied them at (ascending, as
-    /// answers come in host order), so an update confirms them without a scan of every
-    /// pending write.
-    private var acceptedQueue: [(sequence: UInt64, id: UInt64)] = []
-    private var acceptedQueueStart = 0
+    var inFlight: Int { writes.inFlight }
 
     // MARK: Reading
 
@@ -145,20 +115,9 @@ struct ReplicaState: Sendable {
 
     /// Whether no pending write shows: the host's updates then apply straight to the arrays
     /// (``applyPlain(_:sequence:tracker:)``).
-    var isPlain: Bool { pending.isEmpty && overlay.isEmpty }
+    var isPlain: Bool { writes.isEmpty && overlay.isEmpty }
 
     // MARK: The view's writes
-
-    /// Where the pending write with this id is: pending ids ascend, so a binary search.
-    private func indexOfPending(_ id: UInt64) -> Int? {
-        var low = pending.startIndex
-        var high = pending.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if pending[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return low < pending.endIndex && pending[low].id == id ? low : nil
-    }
 
     /// The view's own write, shown at once.
     /// - Parameters:
@@ -168,8 +127,7 @@ struct ReplicaState: Sendable {
         var write = PendingWrite(id: id, changes: changes)
         if let deadline { write.deadline = deadline }
         write.bytes = bytes
-        pending.append(write)
-        queuedBytes += bytes
+        writes.append(write)
         let written = Set(changes.map(\.property))
         // Every written property, shown differently or not: the follower (the model that
         // wrote it) holds its own value, not the edits that came before.
@@ -197,35 +155,14 @@ struct ReplicaState: Sendable {
         return changed
     }
 
-    /// Forgets the pending write at `index`, keeping the counters in step.
-    private mutating func forgetPending(at index: Int) -> PendingWrite {
-        // Counted down before the removal: removing the last write resets both counts
-        // (`pending`'s observer), and counting down after it left them at -1 and minus the
-        // write's size (a write whose echo came before its answer).
-        if pending[index].inFlight { inFlight -= 1 }
-        queuedBytes -= pending[index].bytes
-        return pending.remove(at: index)
-    }
-
     /// Fails every pending write whose deadline has passed: they disappear, as rejected
     /// ones do, and the view shows the host's values for what they touched.
     /// - Returns: the ids of the expired writes and the properties whose shown value changed.
     mutating func expire(at now: ContinuousClock.Instant) -> (expired: [UInt64], changed: Set<String>) {
-        var expired: [UInt64] = []
-        var touched = Set<String>()
         // Only writes nobody has answered expire; an accepted one waits for its echo.
-        var index = pending.startIndex
-        while index < pending.endIndex {
-            if pending[index].deadline <= now, pending[index].acceptedSequence == nil {
-                let write = forgetPending(at: index)
-                expired.append(write.id)
-                touched.formUnion(write.properties)
-            } else {
-                index += 1
-            }
-        }
+        let expired = writes.removeExpired(at: now)
         guard !expired.isEmpty else { return ([], []) }
-        return (expired, noted(recompute(touched)))
+        return (expired.map(\.id), noted(recompute(expired.reduce(into: Set<String>()) { $0.formUnion($1.properties) })))
     }
 
     // MARK: The host's state
@@ -236,13 +173,7 @@ struct ReplicaState: Sendable {
         if epoch != self.epoch {
             // A new host incarnation: accepted writes not yet seen died with the old state;
             // writes without an answer are sent again.
-            pending.removeAll { $0.acceptedSequence != nil }
-            acceptedQueue = []
-            acceptedQueueStart = 0
-            for index in pending.indices { pending[index].sent = false }
-            queuedBytes = pending.reduce(0) { $0 + $1.bytes }
-            inFlight = 0
-            nextUnsentID = 0
+            writes.newHostRun()
         }
         self.epoch = epoch
         self.sequence = sequence
@@ -255,7 +186,7 @@ struct ReplicaState: Sendable {
         elementPositions.removeAll()
         self.versions = versions
         let confirmedWrites = removeConfirmedWrites(upTo: sequence, origin: nil, writeID: nil)
-        if pending.isEmpty && overlay.isEmpty {
+        if writes.isEmpty && overlay.isEmpty {
             // Nothing of the view's own on top: what changed is what the snapshot changed.
             if first {
                 // No set of every name unless followed: a join of 100,000 properties would
@@ -375,96 +306,42 @@ struct ReplicaState: Sendable {
 
     /// The host accepted a write at `sequence`.
     mutating func accept(writeID: UInt64, sequence: UInt64) -> Set<String> {
-        guard let index = indexOfPending(writeID) else { return [] }
+        guard let index = writes.index(of: writeID) else { return [] }
         if sequence <= self.sequence {
             // The echo is already applied: the confirmed state holds the write.
-            return noted(recompute(forgetPending(at: index).properties))
+            return noted(recompute(writes.remove(at: index).properties))
         }
-        if pending[index].inFlight { inFlight -= 1 }
-        pending[index].acceptedSequence = sequence
-        let last = acceptedQueue.last?.sequence ?? 0
-        acceptedQueue.append((sequence, writeID))
-        // Answers to copies of writes (after a reconnect) can come out of order: keep it sorted.
-        if sequence < last { acceptedQueue[acceptedQueueStart...].sort { $0.sequence < $1.sequence } }
+        writes.accept(at: index, sequence: sequence)
         return []
     }
 
     /// The host rejected a write: it disappears and the view shows the host's value again.
     mutating func reject(writeID: UInt64) -> Set<String> {
-        guard let index = indexOfPending(writeID) else { return [] }
-        return noted(recompute(forgetPending(at: index).properties))
+        guard let index = writes.index(of: writeID) else { return [] }
+        return noted(recompute(writes.remove(at: index).properties))
     }
 
     // MARK: Sending
 
     /// Marks up to `limit` writes as sent, in write order; returns them.
-    mutating func takeUnsent(limit: Int = .max) -> [PendingWrite] {
-        var unsent: [PendingWrite] = []
-        // Pending ids ascend, so a binary search finds where the last call stopped.
-        var low = pending.startIndex
-        var high = pending.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if pending[middle].id < nextUnsentID { low = middle + 1 } else { high = middle }
-        }
-        var index = low
-        while index < pending.endIndex, unsent.count < limit {
-            if !pending[index].sent {
-                pending[index].sent = true
-                if pending[index].inFlight { inFlight += 1 }
-                unsent.append(pending[index])
-            }
-            nextUnsentID = pending[index].id + 1
-            index += 1
-        }
-        return unsent
-    }
+    mutating func takeUnsent(limit: Int = .max) -> [PendingWrite] { writes.takeUnsent(limit: limit) }
 
     /// Whether some write waits to be sent: action calls wait behind it, so a call never
-    /// overtakes a write made before it. (Every pending write below `nextUnsentID` is sent.)
-    var hasUnsentWrites: Bool {
-        guard let last = pending.last else { return false }
-        return last.id >= nextUnsentID
-    }
+    /// overtakes a write made before it.
+    var hasUnsentWrites: Bool { writes.hasUnsent }
 
     /// Marks one write unsent again: the socket would not take it now.
-    mutating func markUnsent(_ writeID: UInt64) {
-        guard let index = indexOfPending(writeID), pending[index].inFlight else { return }
-        pending[index].sent = false
-        inFlight -= 1
-        nextUnsentID = min(nextUnsentID, writeID)
-    }
+    mutating func markUnsent(_ writeID: UInt64) { writes.markUnsent(writeID) }
 
     /// Forgets that writes were sent (the connection is being rebuilt).
-    mutating func markAllUnsent() {
-        for index in pending.indices where pending[index].acceptedSequence == nil { pending[index].sent = false }
-        inFlight = 0
-        nextUnsentID = 0
-    }
+    mutating func markAllUnsent() { writes.markAllUnsent() }
 
     // MARK: The overlay
 
     /// Removes the view's write the batch echoes (when `origin` is this view's) and every
     /// accepted write the state now holds (accepted at `sequence` or before).
     private mutating func removeConfirmedWrites(upTo sequence: UInt64, origin: String?, writeID: UInt64?) -> Set<String> {
-        var touched = Set<String>()
-        if origin != nil, let writeID, let index = indexOfPending(writeID) {
-            touched.formUnion(forgetPending(at: index).properties)
-        }
-        while acceptedQueueStart < acceptedQueue.count, acceptedQueue[acceptedQueueStart].sequence <= sequence {
-            let id = acceptedQueue[acceptedQueueStart].id
-            acceptedQueueStart += 1
-            // The write's own accepted sequence decides: a second answer (to a copy) may
-            // have moved it past this entry's.
-            if let index = indexOfPending(id), let accepted = pending[index].acceptedSequence, accepted <= sequence {
-                touched.formUnion(forgetPending(at: index).properties)
-            }
-        }
-        if acceptedQueueStart > 1024, acceptedQueueStart * 2 > acceptedQueue.count {
-            acceptedQueue.removeFirst(acceptedQueueStart)
-            acceptedQueueStart = 0
-        }
-        return touched
+        writes.removeConfirmed(upTo: sequence, echoed: origin != nil ? writeID : nil)
     }
 
     /// Recomputes what `properties` show, with the view's pending writes on top.
@@ -479,6 +356,7 @@ struct ReplicaState: Sendable {
             // Only the writes from the newest one that sets the whole property onwards matter:
             // found from the end, so a burst of writes to one property costs O(1) each, not
             // a scan of every pending write.
+            let pending = writes.all
             var start = pending.startIndex
             var written = false
             for index in pending.indices.reversed() where pending[index].changes.contains(where: { $0.property == property }) {
