@@ -25,7 +25,7 @@ extension HostServer {
         counters.callsStarted.add(1, ordering: .relaxed)
         let arguments = call.arguments.map(Value.init(wire:))
         let (object, action, callID) = (call.object, call.action, call.callID)
-        let server = onLoop!
+        let server = onLoop
         let state = self.state
         Task {
             let outcome: Result<Value, StateBusError>

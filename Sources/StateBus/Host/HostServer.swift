@@ -24,7 +24,7 @@ final class HostServer {
     /// Persisted properties, when any object has them.
     let persistence: HostPersistence?
     /// Holds what waits for a group commit and runs the transactions.
-    var commitPipeline: CommitPipeline!
+    let commitPipeline: CommitPipeline
     /// What this turn of the loop has done so far: held answers, due batches.
     var turn = HostTurn()
     /// Whether a publication of a burst of the host's own changes is due on a timer.
@@ -72,7 +72,7 @@ final class HostServer {
     /// Calls whose action is running (at most ``HostConfiguration/maxRunningCalls``).
     var runningCalls = 0
     /// This server as seen from other threads: a running call's task comes back through it.
-    private(set) var onLoop: LoopBound<WeakReference<HostServer>>!
+    let onLoop: LoopBound<WeakReference<HostServer>>
 
     init(
         thread: LoopThread, state: SourceOfTruth, objects: [ObjectDefinition], actions: ActionHandlers, configuration: HostConfiguration,
@@ -85,6 +85,13 @@ final class HostServer {
             lockTimeout: configuration.databaseLockTimeout, logger: configuration.logger,
             objects: objects, state: state)
         restoredSequences = state.inner.withLock { inner in inner.stores.map(\.sequence) }
+        // The commit thread wakes the loop when a transaction finished, through a reference
+        // that names this server once it is whole (below).
+        let server = LoopBound(WeakReference<HostServer>(nil), on: thread)
+        onLoop = server
+        commitPipeline = CommitPipeline(truth: state, persistence: persistence) {
+            _ = server.loop.execute { _ in server.value.object?.publishPending() }
+        }
         publishedSequences = restoredSequences
         publishesVersion1 = objects.map { _ in false }
         publishesVersion2 = objects.map { _ in false }
@@ -120,12 +127,7 @@ final class HostServer {
         base.maxMessageBytes = UInt64(configuration.maxMessageBytes)
         welcome = try HostWelcome(base: base, objects: objects)
 
-        // The commit thread wakes the loop when a transaction finished.
-        let server = LoopBound(WeakReference(self), on: thread)
-        onLoop = server
-        commitPipeline = CommitPipeline(truth: state, persistence: persistence) {
-            _ = server.loop.execute { _ in server.value.object?.publishPending() }
-        }
+        server.value.object = self
         // Answers that the file remembers from the previous host: a copy of such a write,
         // sent again by a view that never heard the answer, is answered, not applied again.
         for stored in persistence?.storedAnswers ?? [] {
@@ -345,5 +347,5 @@ final class HostServer {
 /// way back to the server, which must not keep a stopped host's server).
 final class WeakReference<Object: AnyObject> {
     weak var object: Object?
-    init(_ object: Object) { self.object = object }
+    init(_ object: Object?) { self.object = object }
 }
