@@ -223,7 +223,10 @@ struct BenchRunner {
                     case false?: "; the Swift runtime linked in (--static-swift-stdlib)"
                     case nil: "; whether the view loaded the Swift runtime as shared libraries is unknown (its /proc/self/maps could not be read)"
                     }
-                }(),
+                }()
+                + (memory.viewIsApplicationSized
+                    ? ""
+                    : "; measured with the statebus tool as the view (statebus-bench-view is not built beside it: build it, as `swift build -c release` does), so the tool's libraries count too"),
             key: "memory.view.\(memory.properties)")
         let host = BenchReport.Row("host peak RSS holding \(count) properties", unit: "bytes", statebus: Double(memory.hostPeakBytes), raw: nil)
         let state = BenchReport.Row("bytes of state held (names + 8-byte values)", unit: "bytes", statebus: Double(memory.stateBytes), raw: nil)

@@ -21,6 +21,9 @@ struct JoinBench {
         /// The view loaded the Swift runtime and Foundation as shared libraries (a build
         /// without `--static-swift-stdlib`); `nil` when the view could not tell.
         var viewLoadsSharedRuntime: Bool?
+        /// The view was `statebus-bench-view`, a view as small as an application's; `false`:
+        /// it was not built beside this executable, so the `statebus` tool itself joined.
+        var viewIsApplicationSized: Bool
         var hostPeakBytes: Int
         /// Bytes of state held: names plus 8-byte values.
         var stateBytes: Int
@@ -40,9 +43,8 @@ struct JoinBench {
         // A view as small as an application's, when it was built (it is, with the package):
         // its memory is then a view's, not the `statebus` tool's.
         let arguments = ["--control", control, "--properties", "\(properties)"]
-        let view =
-            try workers.startSibling("statebus-bench-view", ["join"] + arguments, as: "joining view")
-            ?? workers.start("join", arguments, name: "joining view")
+        let sibling = try workers.startSibling("statebus-bench-view", ["join"] + arguments, as: "joining view")
+        let view = try sibling ?? workers.start("join", arguments, name: "joining view")
         let result = try await WorkerGroup.line("result", from: view, timeout: .seconds(300))
         host.send(line: "memory")
         let memory = try await WorkerGroup.line("memory", from: host, timeout: .seconds(60))
@@ -54,6 +56,7 @@ struct JoinBench {
             viewPeakBytes: result.int("peak") ?? -1,
             viewBaselineBytes: result.int("baseline") ?? -1,
             viewLoadsSharedRuntime: ["true": true, "false": false][result.fields["shared"] ?? ""],
+            viewIsApplicationSized: sibling != nil,
             hostPeakBytes: memory.int("peak") ?? -1,
             stateBytes: ready.int("state") ?? HostWorker.stateBytes(properties: properties),
             problem: result.bool("ok") ? nil : "the view held \(count) of \(properties) properties"
