@@ -52,11 +52,14 @@ struct FanoutBench {
         let host = try workers.start("fanout-host", ["--properties", "100", "--churn", "0"], name: "fan-out host")
         let ready = try await WorkerGroup.line("ready", from: host, timeout: .seconds(120))
         guard let control = ready.fields["control"] else { throw BenchError("the fan-out host announced no control endpoint") }
-        var relayEndpoints: [String] = []
-        for index in 0..<relays {
-            let relay = try workers.startCommand(
+        // Every relay started, then each waited for: they join the host side by side.
+        let relayProcesses = try (0..<relays).map { index in
+            try workers.startCommand(
                 ["relay", "--upstream", control, "--control", folder.endpoint("relay\(index).control"), "--name", "relay\(index)"],
                 name: "relay \(index)")
+        }
+        var relayEndpoints: [String] = []
+        for (index, relay) in relayProcesses.enumerated() {
             let line = try await relay.waitForLine("relay \(index) ready", timeout: .seconds(120)) { $0.hasPrefix("ready ") }
             guard let endpoint = Self.field("control", in: line) else { throw BenchError("relay \(index) announced no control endpoint: \(line)") }
             relayEndpoints.append(endpoint)
