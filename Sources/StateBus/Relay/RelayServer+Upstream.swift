@@ -93,8 +93,8 @@ extension RelayServer {
         }
         forwarded = [:]
         clients.unbindAll()
-        welcomes = nil
-        for name in copies.keys { copies[name]?.invalidate() }
+        welcomes.views = nil
+        for name in relayed.copies.keys { relayed.copies[name]?.invalidate() }
         counters.setSynced(false)
         connectUpstream()
     }
@@ -172,7 +172,7 @@ extension RelayServer {
             welcome.objects = known.objects  // the schema the relay holds is current
         } else if welcome.objects.isEmpty, !upstreamWelcomeObjectsCleared(welcome) {
             // A schema hash the relay does not hold: ask with none.
-            upstreamWelcome = nil
+            welcomes.upstream = nil
             sayHello()
             return
         }
@@ -184,29 +184,26 @@ extension RelayServer {
                 "the upstream at \(upstreamEndpoint) serves no object \(missing.joined(separator: ", ")); it serves \(offered.sorted().joined(separator: ", "))"
             )
         }
-        let relayed = served.filter { offered.contains($0) }
+        let relayedNames = served.filter { offered.contains($0) }
         upstreamEndpoints.welcomed()
-        upstreamWelcome = welcome
-        gate = SubscriptionGate(objects: relayed, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
+        welcomes.upstream = welcome
+        gate = SubscriptionGate(objects: relayedNames, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes)
         // Views stay subscribed to the relay across its re-join upstream, so an object keeps
         // its version-1 form while it is still relayed (sticky, as on a host).
-        publishesVersion1.formIntersection(relayed)
-        var fresh: [String: ObjectCopy] = [:]
-        relayedIndexes = [:]
-        for (index, schema) in welcome.objects.enumerated() where relayed.contains(schema.name) {
-            fresh[schema.name] = ObjectCopy(
-                name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable), epoch: welcome.epoch,
-                maxBufferedBytes: configuration.maxBufferedUpdateBytes)
-            relayedIndexes[index] = schema.name
-        }
-        copies = fresh
+        publishesVersion1.formIntersection(relayedNames)
+        relayed.replace(
+            with: welcome.objects.enumerated().filter { relayedNames.contains($0.element.name) }.map { index, schema in
+                ObjectCopy(
+                    name: schema.name, index: index, layout: PropertyLayout(table: schema.propertyTable), epoch: welcome.epoch,
+                    maxBufferedBytes: configuration.maxBufferedUpdateBytes)
+            })
         let endpoint = UpdatesEndpoint.reachable(welcome.updatesEndpoint, controlEndpoint: upstreamEndpoint)
         do {
             let subscriber = try Socket(context: thread.context, type: .sub)
             try secureUpstream(subscriber)
             try subscriber.set(.receiveHighWaterMark, 100_000)
             try subscriber.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
-            for name in relayed { try subscriber.subscribe(Topic.runs(name)) }
+            for name in relayedNames { try subscriber.subscribe(Topic.runs(name)) }
             try subscriber.subscribe(Topic.heartbeat)
             try subscriber.subscribe(Topic.join(configuration.relayID))
             try subscriber.connect(endpoint)
@@ -216,7 +213,7 @@ extension RelayServer {
             logger.error("cannot subscribe to \(endpoint): \(error)")
             return
         }
-        welcomes = makeWelcomes(from: welcome, relayed: relayed)
+        welcomes.views = makeWelcomes(from: welcome, relayed: relayedNames)
         upstreamPhase.enter(.joining)
         lastHeard = .now
     }
@@ -233,19 +230,19 @@ extension RelayServer {
         var request = Statebus_V1_Request()
         request.snapshot = snapshot
         guard let id = sendUpstream(request) else {
-            copies[object]?.invalidate()
+            relayed.copies[object]?.invalidate()
             return
         }
-        copies[object]?.awaitSnapshot(requestID: id, at: .now)
+        relayed.copies[object]?.awaitSnapshot(requestID: id, at: .now)
         counters.upstreamSnapshots.add(1, ordering: .relaxed)
         counters.setSynced(false)
     }
 
     private func handlePart(_ buffer: UnsafeRawBufferPointer, range: Range<Int>, requestID: UInt64) {
         guard phase == .live, requestID != 0, var part = try? SnapshotPartReader(buffer, range: range),
-            let name = relayedIndexes[part.object], copies[name]?.snapshotRequestID == requestID
+            let name = relayed.names[part.object], relayed.copies[name]?.snapshotRequestID == requestID
         else { return }
-        switch copies[name]!.receive(&part, requestID: requestID) {
+        switch relayed.copies[name]!.receive(&part, requestID: requestID) {
         case (_, .otherEpoch):
             rejoinUpstream(because: "a snapshot part of another upstream epoch")
         case (_, .needsSnapshot):
@@ -254,7 +251,7 @@ extension RelayServer {
             // A part arrived: the snapshot is coming, so its deadline counts from now (a large
             // one over a slow link takes longer than one request timeout, and asking again
             // would start it over every time).
-            copies[name]!.partArrived(at: .now)
+            relayed.copies[name]!.partArrived(at: .now)
         case (true, .taken):
             noteSynced()
         }
@@ -262,11 +259,11 @@ extension RelayServer {
 
     /// Marks the relay synced when every copy is, and answers what waited for it.
     private func noteSynced() {
-        let synced = copies.values.allSatisfy(\.isSynced)
+        let synced = relayed.allSynced
         counters.setSynced(synced && phase == .live)
         if synced, joinsLogged != .current {
             logger.info(
-                "relaying \(copies.keys.sorted().joined(separator: ", ")) of \(upstreamEndpoint)\(joinsLogged == .earlier ? " again" : "")")
+                "relaying \(relayed.copies.keys.sorted().joined(separator: ", ")) of \(upstreamEndpoint)\(joinsLogged == .earlier ? " again" : "")")
             joinsLogged = .current
         }
         retryParked()
@@ -313,7 +310,7 @@ extension RelayServer {
                     publication.joinMarker.epoch == epoch
                 {
                     upstreamPhase.enter(.live)
-                    for name in copies.keys.sorted() { requestSnapshot(of: name) }
+                    for name in relayed.copies.keys.sorted() { requestSnapshot(of: name) }
                 }
                 continue
             }
@@ -328,7 +325,7 @@ extension RelayServer {
                 }
                 guard phase == .live else { continue }
                 for announced in publication.heartbeat.sequences {
-                    guard let copy = copies[announced.object], copy.lostUpdates(announced: announced.sequence) else { continue }
+                    guard let copy = relayed.copies[announced.object], copy.lostUpdates(announced: announced.sequence) else { continue }
                     requestSnapshot(of: announced.object)
                     changed = true
                 }
@@ -342,11 +339,11 @@ extension RelayServer {
                 if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
                 return
             }
-            guard phase == .live, let name = relayedIndexes[run.object], copies[name] != nil else { continue }
-            if publishesVersion1.contains(name) { publishVersion1(run, of: copies[name]!) }
+            guard phase == .live, let name = relayed.names[run.object], relayed.copies[name] != nil else { continue }
+            if publishesVersion1.contains(name) { publishVersion1(run, of: relayed.copies[name]!) }
             // Applied where the copy is: a second holder of its values would make an element
             // change copy a whole collection.
-            switch copies[name]!.apply(run, bytes: body.count) {
+            switch relayed.copies[name]!.apply(run, bytes: body.count) {
             case .taken: break
             case .needsSnapshot:
                 requestSnapshot(of: name)
@@ -356,7 +353,7 @@ extension RelayServer {
                 return
             }
         }
-        if changed { counters.setSynced(copies.values.allSatisfy(\.isSynced)) }
+        if changed { counters.setSynced(relayed.allSynced) }
     }
 
     /// Sends a publication on to the relay's views, as it came.
@@ -475,9 +472,9 @@ extension RelayServer {
                 rejoinUpstream(because: "nothing heard on the updates connection for \(now - lastHeard)", silent: true)
                 return
             }
-            for (object, copy) in copies where copy.snapshotAskedAt.map({ now - $0 > timeout }) == true { requestSnapshot(of: object) }
+            for (object, copy) in relayed.copies where copy.snapshotAskedAt.map({ now - $0 > timeout }) == true { requestSnapshot(of: object) }
             // A snapshot request the socket did not take: ask again.
-            for (object, copy) in copies where !copy.isSynced && copy.snapshotRequestID == 0 { requestSnapshot(of: object) }
+            for (object, copy) in relayed.copies where !copy.isSynced && copy.snapshotRequestID == 0 { requestSnapshot(of: object) }
         }
         // Idle, a ping keeps the relay's view id leased; with requests unanswered, it tells a
         // live upstream slow to answer them (a write waiting for its commit) from a dropped

@@ -80,13 +80,9 @@ final class RelayServer {
     var upstreamSockets = HostSockets()
     var dealer: Socket? { upstreamSockets.control }
     var subscriber: Socket? { upstreamSockets.updates }
-    /// The upstream's welcome; `nil` until it came.
-    var upstreamWelcome: Statebus_V1_Welcome?
-    /// The welcomes the relay gives its views (the upstream's, with the relay's endpoint),
-    /// encoded once per upstream welcome.
-    var welcomes: HostWelcome?
-    /// The relayed objects by the upstream's object index (the index runs carry).
-    var relayedIndexes: [Int: String] = [:]
+    /// The upstream's welcome, and the one the relay gives its views from it.
+    var welcomes = RelayWelcomes()
+    var upstreamWelcome: Statebus_V1_Welcome? { welcomes.upstream }
     /// The relayed objects whose version-1 topic some view subscribed to: their runs are also
     /// written in version 1's form.
     var publishesVersion1: Set<String> = []
@@ -94,7 +90,8 @@ final class RelayServer {
     var epoch: UInt64 { upstreamWelcome?.epoch ?? 0 }
     /// The requests upstream: ids, the hello's, and their silence.
     var upstreamRequests = ControlRequests()
-    var copies: [String: ObjectCopy] = [:]
+    /// The relayed objects: each one's copy, and its name by the upstream's index.
+    var relayed = RelayedObjects()
     var forwarded: [UInt64: ForwardedWrite] = [:]
     var parked: [ParkedRequest] = []
     /// The upstream's control endpoints (the hosts of a high-availability group, or one) and
@@ -216,17 +213,17 @@ final class RelayServer {
     private func handle(_ request: Statebus_V1_Request, from requester: Requester, deadline: ContinuousClock.Instant) {
         switch request.body {
         case .hello(let hello):
-            guard let welcomes, phase == .live else {
+            guard let welcome = welcomes.views, phase == .live else {
                 park(request, from: requester, deadline: deadline)
                 return
             }
-            answerHello(hello, welcomes: welcomes, from: requester)
+            answerHello(hello, welcomes: welcome, from: requester)
         case .snapshot(let snapshot):
             guard upstreamWelcome != nil, phase == .live else {
                 park(request, from: requester, deadline: deadline)
                 return
             }
-            guard let copy = copies[snapshot.object] else {
+            guard let copy = relayed.copies[snapshot.object] else {
                 reply(
                     to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
                 return
@@ -351,7 +348,7 @@ final class RelayServer {
             return StateBusError(
                 .viewIDInUse, "view id '\(viewID)' belongs to another connection; this connection may not \(what) as it", object: object)
         }
-        if copies[object] == nil, upstreamWelcome != nil {
+        if relayed.copies[object] == nil, upstreamWelcome != nil {
             return StateBusError(.unknownObject, "this relay relays no object '\(object)'", object: object)
         }
         return nil
