@@ -4,49 +4,49 @@ import Synchronization
 /// What a host has handled since it started: for tools, tests and monitoring.
 public struct HostStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Requests received on the control socket.
-    public var requests: Int
+    public let requests: Int
     /// View writes accepted and applied.
-    public var writesAccepted: Int
+    public let writesAccepted: Int
     /// View writes rejected (validation, type, read-only, unknown names, conflicts).
-    public var writesRejected: Int
+    public let writesRejected: Int
     /// Messages that were not valid StateBus requests (garbage, wrong version, too large):
     /// answered with an error where possible, never applied.
-    public var badMessages: Int
+    public let badMessages: Int
     /// Replies or publications libzmq could not take (a vanished or stalled peer).
-    public var droppedMessages: Int
+    public let droppedMessages: Int
     /// Publications sent on the updates socket (each holds one or more batches).
-    public var publications: Int
+    public let publications: Int
     /// Their bytes (topic and message, as each subscriber receives them, before ZeroMQ's
     /// framing).
-    public var publicationBytes: Int = 0
+    public let publicationBytes: Int
     /// Transactions committed for persisted properties (one fsync each; group commit puts
     /// many writes in one).
-    public var persistenceCommits: Int
+    public let persistenceCommits: Int
     /// Clients dropped because they did not read their replies (their backlog passed
     /// ``HostConfiguration/maxClientBacklogBytes``).
-    public var droppedClients: Int
+    public let droppedClients: Int
     /// Writes that arrived again (sent again after a reconnect) and were answered with
     /// their first answer instead of being applied twice.
-    public var duplicateWrites: Int
+    public let duplicateWrites: Int
     /// Subscriptions the updates socket refused: topics this host does not serve, or
     /// malformed ones (see ``HostLimits/maxSubscriptionBytes``).
-    public var refusedSubscriptions: Int = 0
+    public let refusedSubscriptions: Int
     /// Connections refused during the CURVE handshake by a host with keys: no CURVE, or a
     /// key not in the authorized keys file.
-    public var refusedHandshakes: Int = 0
+    public let refusedHandshakes: Int
     /// Requests refused with `forbidden`: a write outside the key's role, a view id of
     /// another key, or a key removed from the authorized keys file.
-    public var forbiddenRequests: Int = 0
+    public let forbiddenRequests: Int
     /// Action calls whose action started running.
-    public var callsStarted: Int = 0
+    public let callsStarted: Int
     /// Calls whose action returned (and was answered with its result).
-    public var callsSucceeded: Int = 0
+    public let callsSucceeded: Int
     /// Calls whose action threw, or whose result was too large to send.
-    public var callsFailed: Int = 0
+    public let callsFailed: Int
     /// Calls refused before running: unknown object or action, wrong argument count, a
     /// connection that did not say hello, a key that may not write the object, or too many
     /// calls running (``HostConfiguration/maxRunningCalls``).
-    public var callsRefused: Int = 0
+    public let callsRefused: Int
 
     /// One line with every counter.
     public var description: String {

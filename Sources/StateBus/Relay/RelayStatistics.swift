@@ -3,27 +3,27 @@ import Synchronization
 /// What a relay has done so far.
 public struct RelayStatistics: Sendable, Equatable, CustomStringConvertible {
     /// Publications received from upstream and relayed to views, unchanged.
-    public var relayedPublications: Int
+    public let relayedPublications: Int
     /// Writes forwarded upstream.
-    public var forwardedWrites: Int
+    public let forwardedWrites: Int
     /// Answers to forwarded writes passed back to their views.
-    public var answeredWrites: Int
+    public let answeredWrites: Int
     /// Forwarded writes whose answer never came within ``RelayConfiguration/forwardedWriteTimeout``.
-    public var expiredWrites: Int
+    public let expiredWrites: Int
     /// Snapshots served to views from the relay's copy.
-    public var servedSnapshots: Int
+    public let servedSnapshots: Int
     /// Snapshots the relay took from upstream (its first join, gaps, upstream restarts).
-    public var upstreamSnapshots: Int
+    public let upstreamSnapshots: Int
     /// Times the relay joined its upstream again (a new epoch, silence, a lost connection).
-    public var upstreamReconnects: Int
+    public let upstreamReconnects: Int
     /// Requests from views that could not be read or were refused for their form.
-    public var badMessages: Int
+    public let badMessages: Int
     /// Hellos and snapshot requests answered with an error after waiting past their bound.
-    public var expiredRequests: Int
+    public let expiredRequests: Int
     /// Action calls forwarded upstream.
-    public var forwardedCalls: Int = 0
+    public let forwardedCalls: Int
     /// Requests refused because the view's key may not make them (a relay with keys).
-    public var forbiddenRequests: Int = 0
+    public let forbiddenRequests: Int
 
     /// One line, for logs.
     public var description: String {

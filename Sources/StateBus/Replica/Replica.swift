@@ -417,20 +417,20 @@ public final class Replica: Sendable {
 /// order.
 public struct ReplicaStatistics: Sendable, Hashable {
     /// Update batches applied in order from the updates stream (not counting snapshots).
-    public var appliedUpdates: Int
+    public let appliedUpdates: Int
     /// Snapshots applied: 1 after the join, one more per resynchronisation.
-    public var appliedSnapshots: Int
+    public let appliedSnapshots: Int
     /// Why resynchronisations happened, part 1: sequence gaps seen on the updates stream.
     /// The host dropped publications for this replica because it was slower than the host's
     /// subscriber queue allows (``HostLimits/subscriberQueueBytes``), or a heartbeat
     /// announced a sequence this replica never received.
-    public var sequenceGaps: Int
+    public let sequenceGaps: Int
     /// Why resynchronisations happened, part 2: connections made again after the first: no
     /// heartbeat for too long, a new host epoch, or the host not knowing the connection.
-    public var reconnections: Int
+    public let reconnections: Int
     /// Joins started again because updates that arrived during the join passed
     /// ``ReplicaLimits/maxJoinBufferBytes``.
-    public var restartedJoins: Int
+    public let restartedJoins: Int
 }
 
 /// Hands the engine, made on the loop thread, to the replica. Set once on the loop thread,

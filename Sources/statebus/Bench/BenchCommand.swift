@@ -133,35 +133,35 @@ struct BenchCommand: AsyncParsableCommand {
 
 /// How much each part does.
 struct BenchPlan: Sendable {
-    var name: String
+    let name: String
     /// Updates per throughput run.
-    var updates: Int
+    let updates: Int
     /// (payload, views) pairs to measure.
-    var throughputRuns: [(PayloadKind, Int)]
+    let throughputRuns: [(PayloadKind, Int)]
     /// Timed writes of each echo figure, in all its rounds, and the warm-up writes of each round.
-    var echoWrites: Int
-    var echoWarmup: Int
+    let echoWrites: Int
+    let echoWarmup: Int
     /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns.
-    var echoRounds: Int
-    var joinSizes: [Int]
+    let echoRounds: Int
+    let joinSizes: [Int]
     /// Changes per millisecond the host makes during a join.
-    var joinChurn: Int
-    var durableWrites: Int
-    var durableWindow: Int
+    let joinChurn: Int
+    let durableWrites: Int
+    let durableWindow: Int
     /// Writes for the one-at-a-time durable run.
-    var durableSequentialWrites: Int
+    let durableSequentialWrites: Int
     /// Views of the fan-out runs, the relays in front of them, and the updates sent.
-    var fanoutViews: Int
-    var fanoutRelays: Int
-    var fanoutUpdates: Int
+    let fanoutViews: Int
+    let fanoutRelays: Int
+    let fanoutUpdates: Int
     /// Items of the keyed-collection run, and the one-element changes made to it.
-    var collectionItems: Int
-    var collectionUpdates: Int
+    let collectionItems: Int
+    let collectionUpdates: Int
     /// Leader kills of the failover run, and the views that follow.
-    var failoverKills: Int
-    var failoverViews: Int
+    let failoverKills: Int
+    let failoverViews: Int
     /// Updates into the Python view (and the pyzmq SUB).
-    var pythonUpdates: Int
+    let pythonUpdates: Int
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
