@@ -43,16 +43,10 @@ extension RelayServer {
     }
 
     private func sayHello() {
-        var hello = Statebus_V1_Hello()
-        hello.viewID = configuration.relayID
-        hello.nodeName = configuration.name
-        hello.objects = configuration.objects
-        hello.sessionToken = upstreamWelcome?.sessionToken ?? Data()
-        hello.relay = true
-        hello.schemaHash = upstreamWelcome?.schemaHash ?? 0
-        var request = Statebus_V1_Request()
-        request.hello = hello
-        upstreamRequests.helloID = sendUpstream(request) ?? 0
+        let hello = FollowerRequest.Hello(
+            viewID: configuration.relayID, nodeName: configuration.name, objects: configuration.objects,
+            sessionToken: upstreamWelcome?.sessionToken ?? Data(), schemaHash: upstreamWelcome?.schemaHash ?? 0, relay: true)
+        upstreamRequests.helloID = sendUpstream(.hello(hello)) ?? 0
         upstreamPhase.restart()
     }
 
@@ -101,6 +95,11 @@ extension RelayServer {
 
     /// Sends a request upstream. - Returns: its request id, or `nil` when the socket would not
     /// take it now.
+    @discardableResult
+    func sendUpstream(_ request: FollowerRequest) -> UInt64? { sendUpstream(request.wire) }
+
+    /// Sends a request upstream in its generated form (a view's write or call, passed on as
+    /// it came), as the form above does.
     @discardableResult
     func sendUpstream(_ request: Statebus_V1_Request) -> UInt64? {
         guard let dealer, let (bytes, id) = upstreamRequests.encode(request) else { return nil }
@@ -225,11 +224,7 @@ extension RelayServer {
     }
 
     func requestSnapshot(of object: String) {
-        var snapshot = Statebus_V1_SnapshotRequest()
-        snapshot.object = object
-        var request = Statebus_V1_Request()
-        request.snapshot = snapshot
-        guard let id = sendUpstream(request) else {
+        guard let id = sendUpstream(.snapshot(object: object)) else {
             relayed.copies[object]?.invalidate()
             return
         }
@@ -306,8 +301,8 @@ extension RelayServer {
             guard frames.count == 2 else { continue }
             let topic = frames[0].bytes
             if topic == joinTopic {
-                if phase == .joining, let publication = try? Statebus_V1_Publication(serializedBytes: frames[1].bytes),
-                    publication.joinMarker.epoch == epoch
+                if phase == .joining, case .joinMarker(_, let markerEpoch)? = frames[1].withUnsafeBytes({ HostSignal(publication: $0) }),
+                    markerEpoch == epoch
                 {
                     upstreamPhase.enter(.live)
                     for name in relayed.copies.keys.sorted() { requestSnapshot(of: name) }
@@ -318,15 +313,18 @@ extension RelayServer {
             // Unchanged, before anything else: views apply it as they would from the host.
             relay(topic: frames[0], body: frames[1])
             if topic == Topic.heartbeat {
-                guard let publication = try? Statebus_V1_Publication(serializedBytes: body, options: WireDecoding.options) else { continue }
-                guard publication.heartbeat.epoch == epoch else {
+                // From `body`: the relaying above sent the frame itself, which empties it.
+                guard case .heartbeat(let heartbeatEpoch, let sequences)? = body.withUnsafeBytes({ HostSignal(publication: $0) }) else {
+                    continue
+                }
+                guard heartbeatEpoch == epoch else {
                     if phase != .hello { rejoinUpstream(because: "the upstream's epoch changed") }
                     return
                 }
                 guard phase == .live else { continue }
-                for announced in publication.heartbeat.sequences {
-                    guard let copy = relayed.copies[announced.object], copy.lostUpdates(announced: announced.sequence) else { continue }
-                    requestSnapshot(of: announced.object)
+                for (object, sequence) in sequences.sorted(by: { $0.key < $1.key }) {
+                    guard let copy = relayed.copies[object], copy.lostUpdates(announced: sequence) else { continue }
+                    requestSnapshot(of: object)
                     changed = true
                 }
                 continue
@@ -481,9 +479,7 @@ extension RelayServer {
         // connection, which the silence check above replaces.
         if dealer != nil, upstreamRequests.pingDue(at: now, idle: .seconds(2), timeout: timeout) {
             upstreamRequests.pinged(at: now)
-            var request = Statebus_V1_Request()
-            request.ping = Statebus_V1_Ping()
-            sendUpstream(request)
+            sendUpstream(.ping)
         }
         if forwarded.values.contains(where: { $0.deadline <= now }) {
             let expired = forwarded.filter { $0.value.deadline <= now }

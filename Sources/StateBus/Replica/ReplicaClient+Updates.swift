@@ -26,11 +26,11 @@ extension ReplicaClient {
             if topicFrame.holds(runTopic) {
                 handleRun(bodyFrame)
             } else if topicFrame.holds(Topic.heartbeat) {
-                guard let publication = try? bodyFrame.withUnsafeBytes({ try Statebus_V1_Publication(serializedBytes: Array($0)) }) else { continue }
-                handleHeartbeat(publication.heartbeat)
+                guard case .heartbeat(let epoch, let sequences)? = bodyFrame.withUnsafeBytes({ HostSignal(publication: $0) }) else { continue }
+                handleHeartbeat(epoch: epoch, sequences: sequences)
             } else if topicFrame.holds(joinTopic) {
-                guard let publication = try? bodyFrame.withUnsafeBytes({ try Statebus_V1_Publication(serializedBytes: Array($0)) }),
-                    phase == .awaitingJoin, publication.joinMarker.viewID == viewID
+                guard case .joinMarker(let markerViewID, _)? = bodyFrame.withUnsafeBytes({ HostSignal(publication: $0) }),
+                    phase == .awaitingJoin, markerViewID == viewID
                 else { continue }
                 try? subscriber.unsubscribe(joinTopic)
                 requestSnapshot()
@@ -150,16 +150,16 @@ extension ReplicaClient {
         if phase == .snapshot { requestSnapshot() }
     }
 
-    private func handleHeartbeat(_ heartbeat: Statebus_V1_Heartbeat) {
-        if heartbeat.epoch != follower.epoch {
+    private func handleHeartbeat(epoch: UInt64, sequences: [String: UInt64]) {
+        if epoch != follower.epoch {
             logger.info("heartbeat from a new host epoch; reconnecting")
             connect()
             return
         }
-        guard phase == .live, let announced = heartbeat.sequences.first(where: { $0.object == object }) else { return }
+        guard phase == .live, let announced = sequences[object] else { return }
         let current = shared.inner.withLock { $0.state.sequence }
-        if follower.lostUpdates(announced: announced.sequence, have: current) {
-            logger.info("missed updates up to \(announced.sequence) (have \(current)); resynchronising")
+        if follower.lostUpdates(announced: announced, have: current) {
+            logger.info("missed updates up to \(announced) (have \(current)); resynchronising")
             shared.sequenceGaps.add(1, ordering: .relaxed)
             resync()
         }
@@ -168,11 +168,7 @@ extension ReplicaClient {
     // MARK: Snapshot
 
     func requestSnapshot() {
-        var snapshot = Statebus_V1_SnapshotRequest()
-        snapshot.object = object
-        var request = Statebus_V1_Request()
-        request.snapshot = snapshot
-        follower.awaitSnapshot(requestID: send(request) ?? 0)
+        follower.awaitSnapshot(requestID: send(.snapshot(object: object)) ?? 0)
         enter(.snapshot)
     }
 

@@ -131,16 +131,10 @@ final class ReplicaClient {
     /// Sends a hello on the current connection (the welcome answers the latest one).
     func sayHello() {
         enter(.hello)
-        var hello = Statebus_V1_Hello()
-        hello.viewID = viewID
-        hello.nodeName = configuration.nodeName
-        hello.objects = [object]
-        hello.sessionToken = terms.sessionToken
-        hello.schemaHash = terms.schema?.hash ?? 0
-        hello.confirmsByEcho = configuration.confirmsWritesByEcho
-        var request = Statebus_V1_Request()
-        request.hello = hello
-        requests.helloID = send(request) ?? 0
+        let hello = FollowerRequest.Hello(
+            viewID: viewID, nodeName: configuration.nodeName, objects: [object], sessionToken: terms.sessionToken,
+            schemaHash: terms.schema?.hash ?? 0, confirmsByEcho: configuration.confirmsWritesByEcho)
+        requests.helloID = send(.hello(hello)) ?? 0
     }
 
     func enter(_ phase: Phase) {
@@ -162,16 +156,12 @@ final class ReplicaClient {
     func close() {
         guard !closed else { return }
         if let dealer {
-            var request = Statebus_V1_Request()
-            var goodbye = Statebus_V1_Goodbye()
-            goodbye.viewID = viewID
-            request.goodbye = goodbye
             // Worth waiting for only once the host has welcomed us (it lists the view): a
             // replica that never joined (no host there, a failed join) closes at once.
             // Kept within 0 (libzmq reads a negative linger as "forever") and an hour.
             let linger = terms.sessionToken.isEmpty ? .zero : min(max(configuration.goodbyeLinger, .zero), .seconds(3600))
             try? dealer.set(.linger, Int32(linger / .milliseconds(1)))
-            _ = send(request)
+            _ = send(.goodbye(viewID: viewID))
         }
         closed = true
         if let livenessTimer { thread.cancelTimer(livenessTimer) }
@@ -196,6 +186,10 @@ final class ReplicaClient {
 
     /// Sends a request; returns its request id, or `nil` when it could not be queued (no
     /// socket, or the socket's queue is full: the caller keeps what it must send again).
+    @discardableResult
+    func send(_ request: FollowerRequest) -> UInt64? { send(request.wire) }
+
+    /// Sends a request in its generated form (a call), as the form above does.
     @discardableResult
     func send(_ request: Statebus_V1_Request) -> UInt64? {
         guard dealer != nil, let (bytes, id) = encode(request) else { return nil }
@@ -383,9 +377,7 @@ final class ReplicaClient {
         // is then not taken for a connection libzmq dropped (`checkControlSilence`).
         if phase == .live, requests.pingDue(at: now, idle: configuration.requestTimeout, timeout: configuration.requestTimeout) {
             requests.pinged(at: now)
-            var request = Statebus_V1_Request()
-            request.ping = Statebus_V1_Ping()
-            send(request)
+            send(.ping)
         }
         switch phase {
         case .live, .awaitingJoin:
