@@ -89,7 +89,9 @@ struct CommitPipelineTests {
         _ = bench.pipeline.take(replies: [try bench.viewWrite("theme", "c", writeID: 5)])
         #expect(bench.pipeline.advance().isEmpty)
 
-        var released = bench.finishCommits()
+        // Held again before the collection starts the next group's transaction, so that one
+        // is certain not to have committed when the count is read.
+        var released = bench.finishCommits(holdingTheNext: true)
         #expect(released.map { PipelineBench.keys($0.batches) } == [["Settings/1"]], "the next group's transaction starts")
         #expect(bench.commits == 1)
         released = bench.finishCommits()
@@ -115,6 +117,7 @@ struct CommitPipelineTests {
         #expect(bench.pipeline.advance().map { PipelineBench.keys($0.batches) } == [["Settings/2"]])
         #expect(bench.commits == 1)
         // A view's write of it has its answer to store, so the next host honours a copy.
+        bench.holdCommits()
         let again = try bench.viewWrite("theme", "dark", writeID: 2)
         #expect(bench.pipeline.take(replies: [again]).replies.isEmpty)
         #expect(bench.pipeline.advance().isEmpty)
@@ -141,6 +144,7 @@ struct CommitPipelineTests {
         // Answered: a later copy goes at once.
         #expect(bench.pipeline.take(replies: [PipelineBench.copy(of: first)]).replies.count == 1)
         // The original and its copy in one turn: the copy follows it into the group.
+        bench.holdCommits()
         let together = try bench.viewWrite("theme", "light", writeID: 3)
         #expect(bench.pipeline.take(replies: [together, PipelineBench.copy(of: together)]).replies.isEmpty)
         #expect(bench.pipeline.advance().isEmpty)
@@ -151,6 +155,7 @@ struct CommitPipelineTests {
     func waiters() throws {
         let bench = try PipelineBench()
         defer { bench.close() }
+        bench.holdCommits()
         let log = WaiterLog()
         try bench.hostChange("theme", "dark", waiter: 1, log: log)
         try bench.hostChange("draft", "x", waiter: 2, log: log)
@@ -168,10 +173,12 @@ struct CommitPipelineTests {
     func failedCommit() throws {
         let bench = try PipelineBench()
         defer { bench.close() }
+        bench.holdCommits()
         _ = bench.pipeline.take(replies: [try bench.viewWrite("theme", "dark", writeID: 1), try bench.viewWrite("notifications", false, writeID: 2)])
         _ = bench.pipeline.advance()
         #expect(bench.finishCommits().first?.failure == nil)
         try bench.persistence?.writer.forbidGrowthForTesting()
+        bench.holdCommits()
 
         // Too large for the file's pages: the transaction fails as on a full disk.
         let large = Value.string(String(repeating: "x", count: 64_000))
@@ -204,6 +211,7 @@ struct CommitPipelineTests {
         #expect(bench.commits == 1 && bench.pipeline.isIdle)
 
         // A write that fits is stored: the disk is tried again.
+        bench.holdCommits()
         _ = bench.pipeline.take(replies: [try bench.viewWrite("theme", "light", writeID: 5)])
         _ = bench.pipeline.advance()
         #expect(bench.finishCommits().map(\.failure) == [nil])
@@ -291,9 +299,12 @@ final class PipelineBench {
 
     /// Lets the commit thread go, waits for every transaction asked for, and has the
     /// pipeline collect them, as the loop does once woken.
-    func finishCommits() -> [CommitPipeline.Release] {
+    /// - Parameter holdingTheNext: holds the commit thread again before the collection,
+    ///   so a transaction it starts (the next group's) waits until the next call.
+    func finishCommits(holdingTheNext: Bool = false) -> [CommitPipeline.Release] {
         letCommitsGo()
         persistence?.writer.waitUntilIdle()
+        if holdingTheNext { holdCommits() }
         return pipeline.advance()
     }
 
