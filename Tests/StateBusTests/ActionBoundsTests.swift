@@ -73,7 +73,10 @@ struct ActionBoundsTests {
             #expect(error.code == .timeout, "\(error)")
             #expect(error.message.contains("may or may not have run"), "\(error)")
         }
+        // Released once it runs: released before (a slow host loop or a busy main actor), it
+        // would wait for a release that already came.
+        try await waitUntil("the action to start on the host") { model.started == 1 }
         model.release()
-        try await replica.waitFor(timeout: .seconds(10), "the late action's change") { $0["opened"] == 1 }
+        try await replica.waitFor(timeout: .seconds(60), "the late action's change") { $0["opened"] == 1 }
     }
 }

@@ -6,7 +6,7 @@ import Testing
 /// Waits, on the main actor, until `condition` holds (checked after each observed change of
 /// what it reads), or fails after the deadline.
 @MainActor
-func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: @escaping @MainActor () -> Bool) async throws {
+func waitUntil(_ what: String, timeout: Duration = .seconds(120), _ condition: @escaping @MainActor () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { throw StateBusError(.timeout, "timed out waiting for \(what)") }

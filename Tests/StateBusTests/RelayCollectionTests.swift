@@ -25,11 +25,14 @@ struct RelayCollectionTests {
         let host = try await StateHost(
             objects: [board], configuration: HostConfiguration(name: "board", controlEndpoint: "ipc://\(folder)/board", persistence: .disabled))
         defer { host.stop() }
-        let relay = try await StateRelayTests.relay(of: host, folder: folder)
+        // Patient, all three: the counts of snapshots below are about runs applied right, and
+        // a slow machine (ThreadSanitizer) must not make any of them join again for silence.
+        let relay = try await StateRelayTests.relay(of: host, folder: folder, patient: true)
         defer { relay.stop() }
-        let relayed = try Replica(object: "Board", controlEndpoint: relay.controlEndpoint)
+        let patient = ReplicaConfiguration(missedHeartbeatsBeforeStale: 1_000, requestTimeout: .seconds(120))
+        let relayed = try Replica(object: "Board", controlEndpoint: relay.controlEndpoint, configuration: patient)
         defer { relayed.close() }
-        let direct = try Replica(object: "Board", controlEndpoint: host.controlEndpoint)
+        let direct = try Replica(object: "Board", controlEndpoint: host.controlEndpoint, configuration: patient)
         defer { direct.close() }
         try await relayed.waitUntilLive(timeout: .seconds(20))
         try await direct.waitUntilLive(timeout: .seconds(20))

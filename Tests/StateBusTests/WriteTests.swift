@@ -87,14 +87,16 @@ struct WriteTests {
         let seen = Locked<[Int64]>([])
         let observer = Task {
             for await _ in replica.changes {
-                if case .int(let value) = replica["counter"] ?? .null { seen.withLock { $0.append(value) } }
+                // Read and recorded under one lock, on both sides: read outside it, a value read
+                // here could be recorded after a newer one the writer read later.
+                seen.withLock { if case .int(let value) = replica["counter"] ?? .null { $0.append(value) } }
                 if replica["counter"] == 1000 && replica.pendingWriteCount == 0 { return }
             }
         }
         var last: WriteReceipt?
         for value in 1...1000 {
             last = replica.write("counter", to: .int(Int64(value)))
-            if case .int(let shown) = replica["counter"] ?? .null { seen.withLock { $0.append(shown) } }
+            seen.withLock { if case .int(let shown) = replica["counter"] ?? .null { $0.append(shown) } }
         }
         _ = try await last?.accepted()
         try await replica.waitFor(timeout: .seconds(20), "every echo") { $0.pendingWriteCount == 0 }
