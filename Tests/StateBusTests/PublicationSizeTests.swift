@@ -1,5 +1,5 @@
 import Foundation
-import StateBus
+@_spi(Testing) import StateBus
 import StateBusWire
 import SwiftProtobuf
 import Testing
@@ -26,6 +26,10 @@ struct PublicationSizeTests {
         defer { host.stop() }
         var relayConfiguration = RelayConfiguration(upstream: host.controlEndpoint, name: "relay", controlEndpoint: "ipc://\(folder)/relay")
         relayConfiguration.limits.maxPublicationBytes = Self.limit
+        // Patient: a slow machine (ThreadSanitizer) must not make the relay join again
+        // mid-burst for 300 ms without a heartbeat.
+        relayConfiguration.missedHeartbeatsBeforeStale = 600
+        relayConfiguration.upstreamRequestTimeout = .seconds(10)
         let relay = try await StateRelay(configuration: relayConfiguration)
         defer { relay.stop() }
         try await relay.waitUntilSynced(timeout: .seconds(20))
@@ -44,12 +48,15 @@ struct PublicationSizeTests {
         // says it has seen the subscription); and its copy must be live to relay.
         try await relay.waitUntilSynced(timeout: .seconds(20))
 
-        // The host's own changes in a burst: it packs them into few, full messages.
+        // The host's own changes in a burst: it packs them into few, full messages. Made while
+        // its loop holds still, so they wait together however slowly this thread runs.
         let changes = 600
+        let resume = await host.pauseLoopForTesting()
         for index in 0..<changes {
             try host.update(
                 "a-rather-long-property-name-\(index % 40)", to: .string("change \(index) " + String(repeating: "c", count: 120)), in: "Wide")
         }
+        resume()
         let last = UInt64(changes)
         for (name, subscriber) in [("host runs", hostRuns), ("host version 1", hostBatches), ("relay version 1", relayBatches)] {
             let sizes = try subscriber.sizes(untilSequence: last)

@@ -105,7 +105,10 @@ struct WritePathTests {
     func burstIsAcknowledged() async throws {
         let host = try await Fixtures.host()
         defer { host.stop() }
-        let replica = try await Self.replica(of: host)
+        // Patient, as the burst test below: queueing 10,000 writes behind a paused host on a
+        // slow machine must not make the view join again or time the last writes out.
+        let replica = try await Self.replica(
+            of: host, ReplicaConfiguration(missedHeartbeatsBeforeStale: 600, requestTimeout: .seconds(60), writeTimeout: .seconds(300)))
         defer { replica.close() }
         // The host holds still while the burst queues up, as a busy host would.
         let resume = await host.pauseLoopForTesting()

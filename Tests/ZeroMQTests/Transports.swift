@@ -35,17 +35,25 @@ func receive(_ socket: Socket, within deadline: Duration = .seconds(10)) throws 
     return try socket.tryReceiveMultipart()?.map(\.bytes)
 }
 
-/// Publishes probes until `subscriber` sees one (PUB/SUB's slow-joiner problem: a
-/// subscription takes a moment to reach the publisher), then drains the probes.
+/// Publishes numbered probes until `subscriber` sees one (PUB/SUB's slow-joiner problem: a
+/// subscription takes a moment to reach the publisher), then takes the probes after it up to
+/// the last one sent: each was sent once the subscription was in place, so each arrives, and
+/// none is left to be read in place of the test's own messages.
 func awaitSubscription(publisher: Socket, subscriber: Socket, deadline: Duration = .seconds(10)) throws -> Bool {
     let clock = ContinuousClock()
     let end = clock.now.advanced(by: deadline)
+    var sent = 0
     while clock.now < end {
-        try publisher.send("probe")
-        if let frames = try receive(subscriber, within: .milliseconds(20)), frames == [Array("probe".utf8)] {
-            while try subscriber.tryReceive() != nil {}
-            return true
+        sent += 1
+        try publisher.send("probe \(sent)")
+        guard let frames = try receive(subscriber, within: .milliseconds(20)), var seen = frames.first.map({ String(decoding: $0, as: UTF8.self) }),
+            seen.hasPrefix("probe ")
+        else { continue }
+        while seen != "probe \(sent)" {
+            guard let frame = try receive(subscriber, within: deadline)?.first else { return false }
+            seen = String(decoding: frame, as: UTF8.self)
         }
+        return true
     }
     return false
 }
