@@ -27,13 +27,13 @@ struct JoinBufferTests {
     @Test("a view's buffer of publications keeps the one that revealed a gap, counted in its bytes")
     func publicationKeptOnReset() {
         var buffer = JoinBuffer<[UInt8]>(maxBytes: 8)
-        let took = buffer.append([1, 2, 3])
+        let took = buffer.append([1, 2, 3], size: 3)
         #expect(took)
-        buffer.reset(keeping: [9, 9, 9, 9, 9])
+        buffer.reset(keeping: [9, 9, 9, 9, 9], size: 5)
         #expect(buffer.elements == [[9, 9, 9, 9, 9]] && buffer.bytes == 5)
-        let tookMore = buffer.append([1, 2, 3, 4])
+        let tookMore = buffer.append([1, 2, 3, 4], size: 4)
         #expect(!tookMore, "5 + 4 bytes passed an 8-byte bound")
-        buffer.reset(keeping: nil)
+        buffer.reset()
         #expect(buffer.elements.isEmpty && buffer.bytes == 0)
     }
 }

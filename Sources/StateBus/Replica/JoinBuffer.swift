@@ -39,12 +39,3 @@ struct JoinBuffer<Element> {
         return elements
     }
 }
-
-extension JoinBuffer where Element == [UInt8] {
-    /// Keeps one publication, as received.
-    mutating func append(_ publication: [UInt8]) -> Bool { append(publication, size: publication.count) }
-
-    /// Empties the buffer, keeping `publication` when given (the one that revealed a gap:
-    /// its newer batches apply after the snapshot).
-    mutating func reset(keeping publication: [UInt8]?) { reset(keeping: publication, size: publication?.count ?? 0) }
-}
