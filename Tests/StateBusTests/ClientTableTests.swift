@@ -22,13 +22,8 @@ struct ClientTableTests {
         return token
     }
 
-    static func hello(_ viewID: String, relay: Bool = false, token: [UInt8] = [], nodeName: String = "") -> Statebus_V1_Hello {
-        var hello = Statebus_V1_Hello()
-        hello.viewID = viewID
-        hello.relay = relay
-        hello.sessionToken = Data(token)
-        hello.nodeName = nodeName
-        return hello
+    static func hello(_ viewID: String, relay: Bool = false, token: [UInt8] = [], nodeName: String = "") -> FollowerRequest.Hello {
+        FollowerRequest.Hello(viewID: viewID, nodeName: nodeName, objects: [], sessionToken: Data(token), schemaHash: 0, relay: relay)
     }
 
     @Test("a live holder keeps its view id; its session token, or a lease of silence, gives it to another connection")

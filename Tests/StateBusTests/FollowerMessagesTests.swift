@@ -4,8 +4,10 @@ import Testing
 
 @testable import StateBus
 
-/// The domain forms a follower of a host (a view, a relay) writes and reads besides runs:
-/// `FollowerRequest` and `HostSignal`, checked against the generated messages they stand for.
+/// The domain forms a follower of a host (a view, a relay) and a server (a host, a relay)
+/// exchange besides runs: `FollowerRequest` and `ViewRequest`, `HostReply` and
+/// `FollowerReply`, `HostSignal`, checked against the generated messages they stand for and
+/// against each other: what one side writes, the other reads back the same.
 @Suite("A follower's requests and a host's signals, to and from the wire")
 struct FollowerMessagesTests {
     @Test("each request is the generated message a host reads")
@@ -21,8 +23,8 @@ struct FollowerMessagesTests {
         if case .ping? = FollowerRequest.ping.wire.body {} else { Issue.record("a ping is not a ping: \(FollowerRequest.ping.wire)") }
         // Encoded by the follower's request line: version 2, the next id.
         var line = ControlRequests()
-        let encodedFirst = line.encode(FollowerRequest.ping.wire)
-        let encodedSecond = line.encode(FollowerRequest.ping.wire)
+        let encodedFirst = line.encode(.ping)
+        let encodedSecond = line.encode(.ping)
         let first = try #require(encodedFirst)
         let second = try #require(encodedSecond)
         let decoded = try Statebus_V1_Request(serializedBytes: second.bytes)
@@ -48,6 +50,81 @@ struct FollowerMessagesTests {
         neither.protocolVersion = 2
         #expect(try Self.signal(neither) == nil)
         #expect([UInt8]([0xFF, 0xFF]).withUnsafeBytes { HostSignal(publication: $0) } == nil, "bytes that are no publication")
+    }
+
+    @Test("every request a follower writes, a server reads back the same")
+    func requestsRoundTrip() throws {
+        let hello = FollowerRequest.Hello(
+            viewID: "v1", nodeName: "node", objects: ["Counter"], sessionToken: Data([3]), schemaHash: 7, confirmsByEcho: true, relay: false)
+        guard case .hello(let read) = try Self.read(.hello(hello)) else { throw Failure("a hello read as something else") }
+        #expect(read.viewID == "v1" && read.nodeName == "node" && read.objects == ["Counter"] && read.sessionToken == Data([3]))
+        #expect(read.schemaHash == 7 && read.confirmsByEcho && !read.relay)
+        guard case .snapshot(let object) = try Self.read(.snapshot(object: "Counter")), object == "Counter" else {
+            throw Failure("a snapshot request read as something else")
+        }
+        guard case .goodbye(let viewID) = try Self.read(.goodbye(viewID: "v1")), viewID == "v1" else {
+            throw Failure("a goodbye read as something else")
+        }
+        guard case .ping = try Self.read(.ping), case .views = try Self.read(.views) else { throw Failure("a ping or views request misread") }
+        let call = FollowerRequest.Call(object: "Todo", action: "add", arguments: [.string("milk"), .int(2)], viewID: "v1", callID: 12)
+        guard case .call(let calledRead) = try Self.read(.call(call)) else { throw Failure("a call read as something else") }
+        #expect(calledRead.object == "Todo" && calledRead.action == "add" && calledRead.viewID == "v1" && calledRead.callID == 12)
+        #expect(calledRead.arguments == [.string("milk"), .int(2)] && calledRead.argumentCount == 2 && !calledRead.carriesUnknownFields)
+        #expect(ViewRequest.call(calledRead).refusalAnswer == .call(callID: 12) && ViewRequest.call(calledRead).writes)
+        // A relay passes a call on as it came: the upstream reads the same call.
+        guard case .call(let forwarded) = try Self.read(.forwardedCall(calledRead)) else { throw Failure("a forwarded call misread") }
+        #expect(forwarded.arguments == calledRead.arguments && forwarded.callID == 12)
+        #expect(!ViewRequest.ping.needsLeader && ViewRequest.views.needsLeader && ViewRequest.empty.refusalAnswer == .error)
+    }
+
+    @Test("every reply a server writes, a follower reads back the same")
+    func repliesRoundTrip() throws {
+        let refusal = StateBusError(.notLeader, "a standby", object: "Counter", property: "value")
+        guard case .error(let error, let leader) = try Self.read(.error(refusal, leader: "tcp://leader:1"), requestID: 5).body else {
+            throw Failure("an error read as something else")
+        }
+        #expect(error.code == .notLeader && error.message == "a standby" && error.object == "Counter" && error.property == "value")
+        #expect(leader == "tcp://leader:1")
+        let reply = try Self.read(.call(callID: 4, outcome: .success((result: .string("done"), sequence: 31))), requestID: 6)
+        guard case .call(let callID, .success(let outcome)) = reply.body else { throw Failure("a call's answer misread") }
+        #expect(reply.requestID == 6 && reply.protocolVersion == StateBusProtocol.version2)
+        #expect(callID == 4 && outcome.result == .string("done") && outcome.sequence == 31)
+        guard case .call(_, .failure(let failed)) = try Self.read(.call(callID: 4, outcome: .failure(refusal)), requestID: 7).body else {
+            throw Failure("a call's failure misread")
+        }
+        #expect(failed.code == .notLeader)
+        let views = ConnectedView.ViewList(
+            views: [ConnectedView(viewID: "v1", nodeName: "panel", isRelay: false, connectedFor: .seconds(2), silentFor: .zero, keyName: "")],
+            omitted: 3)
+        guard case .views(let list) = try Self.read(.views(views), requestID: 8).body else { throw Failure("a views list misread") }
+        #expect(list.views.map(\.viewID) == ["v1"] && list.views.first?.connectedFor == .seconds(2) && list.omitted == 3)
+        guard case .other = try Self.read(.pong(epoch: 3), requestID: 9).body else { throw Failure("a pong read as something to act on") }
+    }
+
+    @Test("a host's heartbeat and join marker publications read back as the signals they encode")
+    func signalsRoundTrip() throws {
+        let heartbeat = try HostSignal.heartbeatPublication(epoch: 9, sequences: [(object: "A", sequence: 3), (object: "B", sequence: 0)])
+        #expect(heartbeat.withUnsafeBytes { HostSignal(publication: $0) } == .heartbeat(epoch: 9, sequences: ["A": 3, "B": 0]))
+        let marker = try HostSignal.joinMarkerPublication(viewID: "v1", epoch: 9)
+        #expect(marker.withUnsafeBytes { HostSignal(publication: $0) } == .joinMarker(viewID: "v1", epoch: 9))
+    }
+
+    private struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// A request as a follower encodes it, read as a server reads it.
+    private static func read(_ request: FollowerRequest) throws -> ViewRequest {
+        let bytes = try request.encoded(version: StateBusProtocol.version2, requestID: 3)
+        let decoded = try bytes.withUnsafeBytes(DecodedRequest.init(bytes:))
+        #expect(decoded.requestID == 3 && decoded.protocolVersion == StateBusProtocol.version2)
+        return decoded.request
+    }
+
+    /// A reply as a server encodes it, read as a follower reads it.
+    private static func read(_ reply: HostReply, requestID: UInt64) throws -> FollowerReply {
+        try FollowerReply(bytes: try reply.encoded(version: StateBusProtocol.version2, requestID: requestID))
     }
 
     private static func signal(_ publication: Statebus_V1_Publication) throws -> HostSignal? {

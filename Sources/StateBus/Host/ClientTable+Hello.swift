@@ -1,4 +1,4 @@
-import StateBusWire
+import Foundation
 
 // A hello's admission, the same at a host and at a relay: PROTOCOL.md section 5.
 
@@ -13,7 +13,7 @@ extension ClientTable {
     /// - Returns: the session token to welcome it with (empty for a hello without a view id),
     ///   or why it is refused (`badRequest`, `viewIDInUse`).
     mutating func admit(
-        _ hello: Statebus_V1_Hello, from identity: [UInt8], maxSubscriptionBytes: Int, speaker: String
+        _ hello: FollowerRequest.Hello, from identity: [UInt8], maxSubscriptionBytes: Int, speaker: String
     ) -> Result<[UInt8], StateBusError> {
         let longestViewID = maxSubscriptionBytes - 4
         guard hello.viewID.utf8.count <= longestViewID else {

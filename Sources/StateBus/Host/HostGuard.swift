@@ -160,13 +160,13 @@ final class HostGuard {
     /// - Parameters:
     ///   - request: the decoded request.
     ///   - payload: the frame it came in, which carries its connection's key.
-    func refusal(for request: Statebus_V1_Request, from payload: ZeroMQ.Message) -> StateBusError? {
+    func refusal(for request: ViewRequest, from payload: ZeroMQ.Message) -> StateBusError? {
         guard let key = payload.property("User-Id"), let entry = authorized.entry(for: key) else {
             return StateBusError(
                 .forbidden, "this connection's key is no longer in the host's authorized keys; ask the host's operator to list it, then connect again"
             )
         }
-        switch request.body {
+        switch request {
         case .hello(let hello):
             if hello.relay, entry.role != .relay {
                 return StateBusError(

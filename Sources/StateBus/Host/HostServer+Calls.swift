@@ -8,7 +8,7 @@ import StateBusWire
 
 extension HostServer {
     /// Checks a call and starts its action, or answers at once with why it does not run.
-    func handleCall(_ call: Statebus_V1_CallRequest, from requester: Requester) {
+    func handleCall(_ call: ViewRequest.CallRequest, from requester: Requester) {
         if let refusal = refusal(of: call, from: requester.identity) {
             counters.callsRefused.add(1, ordering: .relaxed)
             answerCall(call.callID, with: .failure(refusal), to: requester)
@@ -23,7 +23,7 @@ extension HostServer {
         }
         runningCalls += 1
         counters.callsStarted.add(1, ordering: .relaxed)
-        let arguments = call.arguments.map(Value.init(wire:))
+        let arguments = call.arguments
         let (object, action, callID) = (call.object, call.action, call.callID)
         let server = onLoop
         let state = self.state
@@ -39,15 +39,15 @@ extension HostServer {
             // Read after the action returned: every change it made to the object is in.
             let sequence = state.withStore(object) { $0.sequence } ?? 0
             _ = server.loop.execute { _ in
-                server.value.object?.finishCall(callID, outcome: outcome.map { ($0, sequence) }, to: requester)
+                server.value.object?.finishCall(callID, outcome: outcome.map { (result: $0, sequence: sequence) }, to: requester)
             }
         }
     }
 
     /// Why a call cannot run, or `nil` when it can.
-    private func refusal(of call: Statebus_V1_CallRequest, from identity: [UInt8]) -> StateBusError? {
+    private func refusal(of call: ViewRequest.CallRequest, from identity: [UInt8]) -> StateBusError? {
         // Unknown fields mean a client built for another schema: refuse rather than guess.
-        if !call.unknownFields.data.isEmpty || call.arguments.contains(where: \.carriesUnknownFields) {
+        if call.carriesUnknownFields {
             return StateBusError(.badRequest, "the call has fields this host does not know; check the protocol version", object: call.object)
         }
         switch clients.admitsWrite(viewID: call.viewID, from: identity) {
@@ -72,10 +72,10 @@ extension HostServer {
                     + (known.isEmpty ? "it has none" : "it has: \(known.joined(separator: ", "))"),
                 object: call.object)
         }
-        guard call.arguments.count == action.parameters.count else {
+        guard call.argumentCount == action.parameters.count else {
             return StateBusError(
                 .unknownAction,
-                "\(call.object).\(action.signature) takes \(action.parameters.count) argument(s), the call has \(call.arguments.count)",
+                "\(call.object).\(action.signature) takes \(action.parameters.count) argument(s), the call has \(call.argumentCount)",
                 object: call.object)
         }
         guard runningCalls < configuration.maxRunningCalls else {
@@ -88,10 +88,10 @@ extension HostServer {
     }
 
     /// Answers a call whose action returned (or threw).
-    private func finishCall(_ callID: UInt64, outcome: Result<(Value, UInt64), StateBusError>, to requester: Requester) {
+    private func finishCall(_ callID: UInt64, outcome: CallOutcome, to requester: Requester) {
         runningCalls -= 1
         var result = outcome
-        if case .success(let (value, _)) = outcome, case let size = (try? value.wire.serializedBytes() as [UInt8])?.count ?? 0,
+        if case .success(let (value, _)) = outcome, case let size = value.encodedSize,
             size > configuration.maxMessageBytes
         {
             result = .failure(
@@ -108,19 +108,7 @@ extension HostServer {
     }
 
     /// Sends a call's answer (queued behind the client's earlier replies when need be).
-    func answerCall(_ callID: UInt64, with outcome: Result<(Value, UInt64), StateBusError>, to requester: Requester) {
-        var callReply = Statebus_V1_CallReply()
-        callReply.callID = callID
-        switch outcome {
-        case .success(let (value, sequence)):
-            callReply.ok = true
-            callReply.result = value.wire
-            callReply.sequence = sequence
-        case .failure(let error):
-            callReply.error = error.wire
-        }
-        var reply = Statebus_V1_Reply()
-        reply.callReply = callReply
-        send(reply, to: requester)
+    func answerCall(_ callID: UInt64, with outcome: CallOutcome, to requester: Requester) {
+        send(.call(callID: callID, outcome: outcome), to: requester)
     }
 }

@@ -20,12 +20,11 @@ extension HostServer {
     func publishPending() {
         let replies = turn.takePending()
         var releases = [commitPipeline.take(replies: replies)]
-        if releases[0].burst, !burstTimerArmed {
+        if releases[0].burst, turn.publicationSawBurst() {
             // The host's code applies changes faster than turns of the loop come: the next
             // publication gathers what comes in the meantime (then wakes nobody for each).
-            burstTimerArmed = true
             thread.scheduleTimer(after: Self.burstInterval) { [unowned self] in
-                self.burstTimerArmed = false
+                self.turn.burstTimerFired()
                 self.publishPending()
             }
         }
@@ -129,18 +128,11 @@ extension HostServer {
                 guard bytes <= configuration.limits.maxPublicationBytes else { break }
                 end += 1
             }
-            var publication = Statebus_V1_Publication()
-            publication.protocolVersion = StateBusProtocol.version1
-            publication.updates = batches[start..<end].map { batch in
-                var wire = batch.wire(epoch: state.epoch, definition: definition)
-                if isUndurable(batch, undurable) {
-                    wire.origin = ""
-                    wire.writeID = 0
-                }
-                return wire
-            }
+            let published = batches[start..<end]
             start = end
-            publish(publication, topic: topic)
+            publish(topic: topic) {
+                try AppliedBatch.version1Publication(published, epoch: state.epoch, definition: definition) { isUndurable($0, undurable) }
+            }
         }
     }
 
@@ -166,10 +158,12 @@ extension HostServer {
         }
     }
 
-    private func publish(_ publication: Statebus_V1_Publication, topic: [UInt8]) {
+    /// Encodes and sends one publication; one that cannot be encoded is counted as dropped.
+    private func publish(topic: [UInt8], _ encode: () throws -> [UInt8]) {
         do {
-            publish(try publication.serializedBytes(), topic: topic)
+            publish(try encode(), topic: topic)
         } catch {
+            logger.error("could not encode a publication: \(error)")
             counters.droppedMessages.add(1, ordering: .relaxed)
         }
     }
@@ -212,13 +206,7 @@ extension HostServer {
                 // before this one, on the same connection); the join topic is dropped at
                 // once, so a peer cannot accumulate them.
                 try? updates.subscribe(topic)
-                var marker = Statebus_V1_JoinMarker()
-                marker.viewID = viewID
-                marker.epoch = state.epoch
-                var publication = Statebus_V1_Publication()
-                publication.protocolVersion = StateBusProtocol.version1
-                publication.joinMarker = marker
-                publish(publication, topic: topic)
+                publish(topic: topic) { try HostSignal.joinMarkerPublication(viewID: viewID, epoch: state.epoch) }
                 try? updates.unsubscribe(topic)
             case .unsubscribe(let topic):
                 try? updates.unsubscribe(topic)
@@ -244,20 +232,12 @@ extension HostServer {
         // the heartbeat, so updates of other objects (or join markers) must not stand in for
         // it: otherwise a flood of joins, or one busy object, leaves the views of idle objects
         // hearing nothing, and they go stale. The same message serves both versions.
-        var heartbeat = Statebus_V1_Heartbeat()
-        heartbeat.epoch = state.epoch
         // The sequences published, not the stores' own: the host's code may apply a batch
         // on another thread between the publish above and this line, and a heartbeat naming
         // a sequence not yet published sends every view into a resync.
-        heartbeat.sequences = state.names.enumerated().map { index, name in
-            var sequence = Statebus_V1_ObjectSequence()
-            sequence.object = name
-            sequence.sequence = publishedSequences[index]
-            return sequence
+        publish(topic: Topic.heartbeat) {
+            try HostSignal.heartbeatPublication(
+                epoch: state.epoch, sequences: zip(state.names, publishedSequences).lazy.map { (object: $0, sequence: $1) })
         }
-        var publication = Statebus_V1_Publication()
-        publication.protocolVersion = StateBusProtocol.version1
-        publication.heartbeat = heartbeat
-        publish(publication, topic: Topic.heartbeat)
     }
 }

@@ -24,7 +24,7 @@ extension HostServer {
         case nil:
             break
         }
-        let request: Statebus_V1_Request
+        let request: ViewRequest
         let requester: Requester
         switch reader.read(identity: identity, payload: payload, maxMessageBytes: configuration.maxMessageBytes) {
         case .refused(let refusal):
@@ -38,41 +38,36 @@ extension HostServer {
             refuseAsStandby(request, with: standby.error, leader: standby.leader, to: requester)
             return
         }
-        switch request.body {
+        switch request {
         case .hello(let hello):
             handleHello(hello, from: requester)
-        case .snapshot(let snapshot):
-            sendSnapshot(of: snapshot.object, to: requester)
+        case .snapshot(let object):
+            sendSnapshot(of: object, to: requester)
         case .write(let write):
             // Unknown fields mean a client built for another schema: refuse rather than guess.
-            if !write.unknownFields.data.isEmpty || write.changes.contains(where: \.carriesUnknownFields) {
+            if let property = write.propertyWithUnknownFields {
                 counters.badMessages.add(1, ordering: .relaxed)
-                let property = write.changes.first(where: \.carriesUnknownFields)?.property
                 let error = StateBusError(
                     .badRequest,
-                    "the write has fields this host does not know\(property.map { " (in the change of '\($0)')" } ?? ""); it refuses them rather than store something else than was sent: check the protocol version",
-                    object: write.object, property: property)
+                    "the write has fields this host does not know\(property.isEmpty ? "" : " (in the change of '\(property)')"); it refuses them rather than store something else than was sent: check the protocol version",
+                    object: write.object, property: property.isEmpty ? nil : property)
                 answer(write: write.writeID, with: .failure(error), to: requester)
                 return
             }
             handleWrite(
                 WireWrite(
-                    protocolVersion: request.protocolVersion, requestID: request.requestID, object: write.object, writeID: write.writeID,
-                    viewID: write.viewID, changes: write.changes.map(PropertyChange.init(wire:))),
+                    protocolVersion: requester.version, requestID: requester.requestID, object: write.object, writeID: write.writeID,
+                    viewID: write.viewID, changes: write.changes),
                 from: requester)
         case .ping:
-            var reply = Statebus_V1_Reply()
-            var pong = Statebus_V1_Pong()
-            pong.epoch = state.epoch
-            reply.pong = pong
-            send(reply, to: requester)
+            send(.pong(epoch: state.epoch), to: requester)
         case .call(let call):
             handleCall(call, from: requester)
         case .views:
-            send(Statebus_V1_Reply(viewList: clients.connectedViews()), to: requester)
-        case .goodbye(let goodbye):
-            clients.goodbye(viewID: goodbye.viewID, from: identity)
-        case .none:
+            send(.views(clients.connectedViews()), to: requester)
+        case .goodbye(let viewID):
+            clients.goodbye(viewID: viewID, from: identity)
+        case .empty:
             counters.badMessages.add(1, ordering: .relaxed)
             reply(
                 to: requester,
@@ -81,7 +76,7 @@ extension HostServer {
     }
 
     /// Binds the hello's view id to the connection and welcomes it.
-    private func handleHello(_ hello: Statebus_V1_Hello, from requester: Requester) {
+    private func handleHello(_ hello: FollowerRequest.Hello, from requester: Requester) {
         let token: [UInt8]
         switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "host") {
         case .success(let bound):
@@ -106,18 +101,14 @@ extension HostServer {
     /// Answers a request that needs the leader when this host does not lead: a write with a
     /// rejection and a call with its failure (the view sends them again to the leader), a
     /// hello or a snapshot with `NOT_LEADER` naming the leader.
-    private func refuseAsStandby(_ request: Statebus_V1_Request, with error: StateBusError, leader: String, to requester: Requester) {
-        switch request.body {
+    private func refuseAsStandby(_ request: ViewRequest, with error: StateBusError, leader: String, to requester: Requester) {
+        switch request {
         case .write(let write):
             answer(write: write.writeID, with: .failure(error), to: requester)
         case .call(let call):
             answerCall(call.callID, with: .failure(error), to: requester)
         default:
-            var wire = error.wire
-            wire.leaderControl = leader
-            var reply = Statebus_V1_Reply()
-            reply.error = wire
-            send(reply, to: requester)
+            send(.error(error, leader: leader), to: requester)
         }
     }
 
@@ -137,26 +128,6 @@ extension HostServer {
             answer(write: writeID, with: .failure(refusal.error), to: refusal.requester)
         case .error:
             reply(to: refusal.requester, error: refusal.error)
-        }
-    }
-}
-
-extension Statebus_V1_Request {
-    /// Whether only the leader of a high-availability group may answer it: pings and
-    /// goodbyes any host answers. The views list is the leader's too: a standby's own (its
-    /// views are on their way to the leader) would hide the group's.
-    fileprivate var needsLeader: Bool {
-        switch body {
-        case .hello, .snapshot, .write, .call, .views: true
-        case .ping, .goodbye, .none: false
-        }
-    }
-
-    /// Whether it is a write or a call.
-    fileprivate var writes: Bool {
-        switch body {
-        case .write, .call: true
-        default: false
         }
     }
 }

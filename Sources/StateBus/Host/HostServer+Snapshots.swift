@@ -47,24 +47,18 @@ extension HostServer {
 
     /// Version 1: chunks of ``HostConfiguration/snapshotChunkSize`` named properties.
     private func sendChunks(of store: ObjectStore, to requester: Requester) {
-        let properties = store.propertyStates
+        let count = store.values.count
         let chunkSize = max(1, configuration.snapshotChunkSize)
         var index = 0
         var start = 0
         repeat {
-            let end = min(properties.count, start + chunkSize)
-            var chunk = Statebus_V1_SnapshotChunk()
-            chunk.object = store.definition.name
-            chunk.epoch = state.epoch
-            chunk.sequence = store.sequence
-            chunk.chunkIndex = UInt32(index)
-            chunk.last = end == properties.count
-            chunk.properties = Array(properties[start..<end])
-            var reply = Statebus_V1_Reply()
-            reply.snapshotChunk = chunk
-            if !send(reply, to: requester), !clients.isBacklogged(requester.identity) { return }
+            let end = min(count, start + chunkSize)
+            let chunk = HostReply.SnapshotChunk(
+                object: store.definition.name, epoch: state.epoch, sequence: store.sequence, index: index, last: end == count,
+                properties: (start..<end).map { (store.definition.properties[$0].name, store.values[$0], store.versions[$0]) })
+            if !send(.snapshotChunk(chunk), to: requester), !clients.isBacklogged(requester.identity) { return }
             index += 1
             start = end
-        } while start < properties.count
+        } while start < count
     }
 }

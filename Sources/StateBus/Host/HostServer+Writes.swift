@@ -69,28 +69,24 @@ extension HostServer {
             verdict = .success(result.sequence)
             let persistedProperty = persistence?.firstPersisted(write.object, write.changes.map(\.property))
             durable = persistedProperty != nil
-            if !durable, turn.mayAnswerAtOnce, commitPipeline.isIdle {
-                // Nothing waits for a commit, so the batch goes out now or at the end of this
-                // turn.
-                // A view that confirms by echo takes that publication as its acceptance, and
+            let route = turn.route(
+                appliedWrite: .init(
+                    durable: durable, commitIdle: commitPipeline.isIdle,
+                    confirmsByEcho: clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity)))
+            if case .atOnce(let answerNow, let publishNow) = route {
+                // A view that confirms by echo takes the publication as its acceptance, and
                 // gets no answer: one message from the host per write instead of two, and
                 // every view's copy leaves sooner, with no answer queued ahead of it in
                 // libzmq's I/O thread (PROTOCOL.md, "Confirmation by echo"). Any other writer
                 // gets the answer now, before the publication is even written (its
                 // confirmation is then a plain DEALER-ROUTER round trip).
-                if !clients.confirmsByEcho(viewID: write.viewID, writeID: write.writeID, from: requester.identity) {
-                    answer(write: write.writeID, with: verdict, to: requester)
-                }
-                if turn.answeredAtOnce() {
-                    // The first such write of a turn leaves now, ahead of its digest and ledger
-                    // record (the `defer` above, which still runs before the next request, so a
-                    // copy in the same turn is found) and of the loop's look for more requests
-                    // (a system call in libzmq), so that the views' copies do not wait for the
-                    // host's bookkeeping. Later writes of the same turn, a burst, share the
-                    // turn's last publication.
+                if answerNow { answer(write: write.writeID, with: verdict, to: requester) }
+                if publishNow {
+                    // Ahead of the digest and ledger record (the `defer` above, which still
+                    // runs before the next request, so a copy in the same turn is found) and
+                    // of the loop's look for more requests (a system call in libzmq), so that
+                    // the views' copies do not wait for the host's bookkeeping.
                     publishPending()
-                    // As at the end of a turn: libzmq's I/O thread, when it shares this CPU,
-                    // sends the publication only once this thread yields.
                     sched_yield()
                 }
                 return

@@ -27,8 +27,6 @@ final class HostServer {
     let commitPipeline: CommitPipeline
     /// What this turn of the loop has done so far: held answers, due batches.
     var turn = HostTurn()
-    /// Whether a publication of a burst of the host's own changes is due on a timer.
-    var burstTimerArmed = false
     /// How long a burst of the host's own changes gathers before the loop publishes it: a
     /// run per 200 µs instead of one per few changes (each costing the applying thread a
     /// wake-up of the loop). Bursts only: a change after a quiet moment goes out at once.
@@ -117,15 +115,9 @@ final class HostServer {
         Self.restrictSocketFile(of: updatesEndpoint)
         keyGuard?.updatesBound(updates, at: updatesEndpoint)
 
-        var base = Statebus_V1_Welcome()
-        base.epoch = state.epoch
-        base.updatesEndpoint = configuration.advertisedUpdatesEndpoint ?? updatesEndpoint
-        base.hostName = configuration.name
-        base.heartbeatIntervalMs =
-            configuration.heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) }
-            ?? 0
-        base.maxMessageBytes = UInt64(configuration.maxMessageBytes)
-        welcome = try HostWelcome(base: base, objects: objects)
+        welcome = try HostWelcome(
+            epoch: state.epoch, updatesEndpoint: configuration.advertisedUpdatesEndpoint ?? updatesEndpoint, hostName: configuration.name,
+            heartbeatInterval: configuration.heartbeatInterval, maxMessageBytes: configuration.maxMessageBytes, objects: objects)
 
         server.value.object = self
         // Answers that the file remembers from the previous host: a copy of such a write,
@@ -191,17 +183,15 @@ final class HostServer {
         // Everything handled in this turn is published (and its answers sent) together; what
         // waits for durability joins the next group commit.
         defer {
-            let answeredNow = turn.publishDue
-            if turn.hasPending { publishPending() }
-            // Answers and their batches are in libzmq's queues now, for its I/O thread to
-            // send. When that thread shares this CPU (the pinned profile, or the kernel
+            let ending = turn.end()
+            if ending.publish { publishPending() }
+            // When libzmq's I/O thread shares this CPU (the pinned profile, or the kernel
             // keeping chatty threads together, as it does on a 2-core machine), it runs only
             // once this thread sleeps or yields: yielding now, before the rest of the turn,
             // saves the writer the turn's remaining time.
-            if answeredNow { sched_yield() }
-            // The writer may write again within a round trip: the loop stays awake for it,
-            // rather than sleep on a CPU that takes tens of microseconds to wake.
-            if turn.handledWrites { thread.pollBusily(for: configuration.busyPollingAfterWrites) }
+            if ending.yieldCPU { sched_yield() }
+            // Awake rather than asleep on a CPU that takes tens of microseconds to wake.
+            if ending.pollBusily { thread.pollBusily(for: configuration.busyPollingAfterWrites) }
         }
         drainBacklogs()
         for _ in 0..<256 {
@@ -270,22 +260,17 @@ final class HostServer {
 
     /// Answers with an error.
     func reply(to requester: Requester, error: StateBusError) {
-        var reply = Statebus_V1_Reply()
-        reply.error = error.wire
-        send(reply, to: requester)
+        send(.error(error), to: requester)
     }
 
     /// Sends a reply in the requester's version, or queues it behind the client's earlier
     /// ones when the socket will not take it now (never dropped while the client is there).
     /// - Returns: `false` when it did not go out now (queued, or the client is gone).
     @discardableResult
-    func send(_ reply: Statebus_V1_Reply, to requester: Requester) -> Bool {
-        var reply = reply
-        reply.protocolVersion = requester.version
-        reply.requestID = requester.requestID
+    func send(_ reply: HostReply, to requester: Requester) -> Bool {
         let bytes: [UInt8]
         do {
-            bytes = try reply.serializedBytes()
+            bytes = try reply.encoded(version: requester.version, requestID: requester.requestID)
         } catch {
             logger.error("could not encode a reply: \(error)")
             counters.droppedMessages.add(1, ordering: .relaxed)
@@ -294,7 +279,7 @@ final class HostServer {
         return send(bytes, to: requester.identity)
     }
 
-    /// Sends an encoded reply (see ``send(_:to:)-(Statebus_V1_Reply,_)``).
+    /// Sends an encoded reply (see ``send(_:to:)-(HostReply,_)``).
     @discardableResult
     func send(_ bytes: [UInt8], to identity: [UInt8]) -> Bool {
         if counters.repliesToDrop.load(ordering: .relaxed) > 0 {

@@ -11,7 +11,7 @@ struct RequestReader {
     enum Reading {
         /// A decoded request of a supported version, its key checked; `keyName` is the name
         /// the authorized keys give the connection's key (set for a hello on a host with keys).
-        case request(Statebus_V1_Request, Requester, keyName: String?)
+        case request(ViewRequest, Requester, keyName: String?)
         /// A request not taken: answer the refusal.
         case refused(Refusal)
     }
@@ -19,14 +19,7 @@ struct RequestReader {
     /// A request not taken, and how to answer it.
     struct Refusal: Error {
         /// How the refusal is answered, so the view that waits for it hears it where it waits.
-        enum Answer: Equatable {
-            /// An error reply (`Reply.error`).
-            case error
-            /// A write's rejection, so the view rolls the write back.
-            case write(writeID: UInt64)
-            /// A call's failure.
-            case call(callID: UInt64)
-        }
+        typealias Answer = ViewRequest.RefusalAnswer
 
         var error: StateBusError
         var requester: Requester
@@ -70,43 +63,31 @@ struct RequestReader {
                     error: StateBusError(.tooLarge, "the request has \(payload.count) bytes; this \(speaker) accepts at most \(maxMessageBytes)"),
                     requester: Requester(identity: identity), answer: .error, isForbidden: false))
         }
-        let request: Statebus_V1_Request
+        let decoded: DecodedRequest
         do {
-            request = try payload.withUnsafeBytes { bytes in
-                // Decoded where libzmq holds the frame: no copy of a large write.
-                try Statebus_V1_Request(
-                    serializedBytes: Data(
-                        bytesNoCopy: UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!), count: bytes.count,
-                        deallocator: .none),
-                    options: WireDecoding.options)
-            }
+            decoded = try payload.withUnsafeBytes(DecodedRequest.init(bytes:))
         } catch {
             return .refused(
                 Refusal(
                     error: StateBusError(.badRequest, "not a StateBus request (\(error)); see proto/PROTOCOL.md"),
                     requester: Requester(identity: identity), answer: .error, isForbidden: false))
         }
-        guard StateBusProtocol.versions.contains(request.protocolVersion) else {
+        guard StateBusProtocol.versions.contains(decoded.protocolVersion) else {
             return .refused(
                 Refusal(
                     error: StateBusError(
                         .unsupportedVersion,
-                        "protocol version \(request.protocolVersion) is not supported; this \(speaker) speaks versions \(StateBusProtocol.versions.lowerBound) and \(StateBusProtocol.versions.upperBound)"
+                        "protocol version \(decoded.protocolVersion) is not supported; this \(speaker) speaks versions \(StateBusProtocol.versions.lowerBound) and \(StateBusProtocol.versions.upperBound)"
                     ),
-                    requester: Requester(identity: identity, requestID: request.requestID), answer: .error, isForbidden: false))
+                    requester: Requester(identity: identity, requestID: decoded.requestID), answer: .error, isForbidden: false))
         }
-        let requester = Requester(identity: identity, requestID: request.requestID, version: request.protocolVersion)
+        let requester = Requester(identity: identity, requestID: decoded.requestID, version: decoded.protocolVersion)
+        let request = decoded.request
         if let refusal = keyGuard?.refusal(for: request, from: payload) {
-            let answer: Refusal.Answer =
-                switch request.body {
-                case .call(let call): .call(callID: call.callID)
-                case .write(let write): .write(writeID: write.writeID)
-                default: .error
-                }
-            return .refused(Refusal(error: refusal, requester: requester, answer: answer, isForbidden: true))
+            return .refused(Refusal(error: refusal, requester: requester, answer: request.refusalAnswer, isForbidden: true))
         }
         var keyName: String?
-        if case .hello = request.body { keyName = keyGuard?.keyName(of: payload) }
+        if case .hello = request { keyName = keyGuard?.keyName(of: payload) }
         return .request(request, requester, keyName: keyName)
     }
 }

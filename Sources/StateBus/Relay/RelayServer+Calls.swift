@@ -7,7 +7,7 @@ import StateBusWire
 
 extension RelayServer {
     /// Forwards a view's call upstream, or answers at once with why it cannot go.
-    func forward(_ call: Statebus_V1_CallRequest, from requester: Requester) {
+    func forward(_ call: ViewRequest.CallRequest, from requester: Requester) {
         var refusal = admission(of: call.viewID, to: call.object, from: requester.identity, for: "call")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
@@ -16,9 +16,7 @@ extension RelayServer {
                 object: call.object)
         }
         if refusal == nil {
-            var request = Statebus_V1_Request()
-            request.call = call
-            if phase != .hello, let upstreamRequestID = sendUpstream(request) {
+            if phase != .hello, let upstreamRequestID = sendUpstream(.forwardedCall(call)) {
                 forwarded[upstreamRequestID] = ForwardedWrite(
                     requester: requester, viewID: call.viewID, writeID: 0,
                     deadline: .now + configuration.forwardedWriteTimeout, callID: call.callID)
@@ -36,21 +34,16 @@ extension RelayServer {
 
     /// Answers a view's call with an error.
     func answerCall(_ callID: UInt64, error: StateBusError, to requester: Requester) {
-        var reply = Statebus_V1_Reply()
-        reply.callReply.callID = callID
-        reply.callReply.error = error.wire
-        send(reply, to: requester)
+        send(.call(callID: callID, outcome: .failure(error)), to: requester)
     }
 
     /// Passes an upstream call answer to the view that called.
-    func passBack(_ answer: Statebus_V1_CallReply, requestID: UInt64) {
-        guard let call = forwarded.removeValue(forKey: requestID) else { return }
-        var reply = Statebus_V1_Reply()
-        reply.callReply = answer
-        send(reply, to: call.requester)
-        if !answer.ok, answer.error.code == .notJoined || answer.error.code == .viewIDInUse {
+    func passBack(_ outcome: CallOutcome, requestID: UInt64) {
+        guard let call = forwarded.removeValue(forKey: requestID), let callID = call.callID else { return }
+        send(.call(callID: callID, outcome: outcome), to: call.requester)
+        if case .failure(let error) = outcome, error.code == .notJoined || error.code == .viewIDInUse {
             // As for a write: the upstream does not hold the relay's connection; nothing ran.
-            rejoinUpstream(because: "the upstream answered a call with \(answer.error.code)")
+            rejoinUpstream(because: "the upstream answered a call with \(error.code)")
         }
     }
 }

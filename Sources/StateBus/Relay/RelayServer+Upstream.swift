@@ -96,24 +96,11 @@ extension RelayServer {
     /// Sends a request upstream. - Returns: its request id, or `nil` when the socket would not
     /// take it now.
     @discardableResult
-    func sendUpstream(_ request: FollowerRequest) -> UInt64? { sendUpstream(request.wire) }
-
-    /// Sends a request upstream in its generated form (a view's write or call, passed on as
-    /// it came), as the form above does.
-    @discardableResult
-    func sendUpstream(_ request: Statebus_V1_Request) -> UInt64? {
+    func sendUpstream(_ request: FollowerRequest) -> UInt64? {
         guard let dealer, let (bytes, id) = upstreamRequests.encode(request) else { return nil }
         upstreamRequests.sent(at: .now)
         guard (try? dealer.send(bytes, wait: false)) == true else { return nil }
         return id
-    }
-
-    /// Forwards a view's write on the upstream connection. - Returns: the upstream request id.
-    func sendUpstream(write: Statebus_V1_WriteRequest) -> UInt64? {
-        guard phase != .hello else { return nil }
-        var request = Statebus_V1_Request()
-        request.write = write
-        return sendUpstream(request)
     }
 
     // MARK: Control replies from upstream
@@ -132,34 +119,32 @@ extension RelayServer {
                 return true
             }
             if handled { continue }
-            guard let reply = try? Statebus_V1_Reply(serializedBytes: message.bytes, options: WireDecoding.options) else {
+            guard let reply = try? FollowerReply(bytes: message.bytes) else {
                 logger.warning("dropped a reply from upstream that is not a StateBus message")
                 continue
             }
             switch reply.body {
             case .welcome(let welcome):
                 guard phase == .hello, reply.requestID == upstreamRequests.helloID else { continue }
-                handleWelcome(welcome)
-            case .snapshotPart(let part):
+                handleWelcome(welcome.wire)
+            case .snapshotPart(let canonical):
                 // A form other than a host's: written again canonically, then read.
-                guard let bytes = try? SnapshotPartReader.canonicalReply(part, requestID: reply.requestID) else { continue }
-                bytes.withUnsafeBytes { buffer in
+                canonical.withUnsafeBytes { buffer in
                     if let envelope = ReplyEnvelope(buffer) { handlePart(buffer, range: envelope.bodyRange, requestID: envelope.requestID) }
                 }
-            case .writeReply(let answer):
-                passBack(answer, requestID: reply.requestID)
-            case .callReply(let answer):
-                passBack(answer, requestID: reply.requestID)
-            case .error(let wireError):
-                let error = StateBusError(wire: wireError)
+            case .write(_, let verdict):
+                passBack(verdict, requestID: reply.requestID)
+            case .call(_, let outcome):
+                passBack(outcome, requestID: reply.requestID)
+            case .error(let error, let leader):
                 if reply.requestID == upstreamRequests.helloID, error.code == .notLeader {
-                    followUpstreamLeader(named: wireError.leaderControl)
+                    followUpstreamLeader(named: leader)
                 } else if reply.requestID == upstreamRequests.helloID {
                     logger.error("the upstream at \(upstreamEndpoint) refused the relay's hello: \(error)")
                 } else {
                     logger.warning("upstream error: \(error)")
                 }
-            case .pong, .viewList, .snapshotChunk, .none:
+            case .views, .other:
                 break
             }
         }
@@ -265,17 +250,18 @@ extension RelayServer {
     }
 
     /// Passes an upstream answer to the view that wrote.
-    func passBack(_ answer: Statebus_V1_WriteReply, requestID: UInt64) {
+    func passBack(_ verdict: WriteVerdict, requestID: UInt64) {
         guard let write = forwarded.removeValue(forKey: requestID) else { return }
         counters.answeredWrites.add(1, ordering: .relaxed)
-        var reply = Statebus_V1_Reply()
-        reply.writeReply = answer
-        send(reply, to: write.requester)
-        if !answer.accepted, answer.rejection.code == .notJoined || answer.rejection.code == .viewIDInUse || answer.rejection.code == .notLeader {
+        let bytes = WriteCodec.reply(
+            protocolVersion: write.requester.version, requestID: write.requester.requestID, writeID: write.writeID,
+            outcome: WriteCodec.Outcome(verdict))
+        send(bytes, to: write.requester.identity)
+        if case .failure(let error) = verdict, error.code == .notJoined || error.code == .viewIDInUse || error.code == .notLeader {
             // The upstream does not hold the relay's connection (it restarted, or ZeroMQ
             // reconnected the socket underneath), or no longer leads its group: nothing was
             // applied.
-            rejoinUpstream(because: "the upstream answered a write with \(answer.rejection.code)")
+            rejoinUpstream(because: "the upstream answered a write with \(error.code)")
         }
     }
 
@@ -376,28 +362,10 @@ extension RelayServer {
     /// A batch named by its properties' names can take more bytes than in the run it came
     /// in, so a run within the bound may need several publications.
     private func publishVersion1(_ run: DecodedRun, of copy: ObjectCopy) {
-        let batches = run.batches.map { batch, changes in
-            var wire = Statebus_V1_UpdateBatch()
-            wire.object = copy.name
-            wire.epoch = run.epoch
-            wire.sequence = batch.sequence
-            wire.origin = batch.origin ?? ""
-            wire.writeID = batch.writeID
-            wire.changes = changes.map { change in
-                var item = Statebus_V1_Change()
-                item.property = change.property < copy.layout.count ? copy.layout.names[change.property] : ""
-                item.path = change.path.wire
-                item.value = change.value.wire
-                item.operation = change.operation.wire
-                item.position = UInt32(clamping: change.position)
-                return item
-            }
-            return wire
-        }
         // Each batch is encoded once, and a publication is written from them by hand: its
         // protocol_version, then each batch as an element of `updates` (field 10), which is
         // what the generated code writes for the same message.
-        guard let encoded = try? batches.map({ try $0.serializedBytes() as [UInt8] }) else { return }
+        guard let encoded = try? run.version1Batches(object: copy.name, names: copy.layout.names) else { return }
         let limit = configuration.limits.maxPublicationBytes
         var start = 0
         while start < encoded.count {

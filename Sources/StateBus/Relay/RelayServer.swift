@@ -35,7 +35,7 @@ final class RelayServer {
     /// A hello or snapshot request waiting for the relay to catch up.
     struct ParkedRequest {
         var requester: Requester
-        var request: Statebus_V1_Request
+        var request: ViewRequest
         var deadline: ContinuousClock.Instant
     }
 
@@ -210,22 +210,21 @@ final class RelayServer {
 
     /// Handles a decoded request; a hello or snapshot the relay cannot answer yet waits
     /// until `deadline`.
-    private func handle(_ request: Statebus_V1_Request, from requester: Requester, deadline: ContinuousClock.Instant) {
-        switch request.body {
+    private func handle(_ request: ViewRequest, from requester: Requester, deadline: ContinuousClock.Instant) {
+        switch request {
         case .hello(let hello):
             guard let welcome = welcomes.views, phase == .live else {
                 park(request, from: requester, deadline: deadline)
                 return
             }
             answerHello(hello, welcomes: welcome, from: requester)
-        case .snapshot(let snapshot):
+        case .snapshot(let object):
             guard upstreamWelcome != nil, phase == .live else {
                 park(request, from: requester, deadline: deadline)
                 return
             }
-            guard let copy = relayed.copies[snapshot.object] else {
-                reply(
-                    to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(snapshot.object)'", object: snapshot.object))
+            guard let copy = relayed.copies[object] else {
+                reply(to: requester, error: StateBusError(.unknownObject, "this relay relays no object '\(object)'", object: object))
                 return
             }
             guard copy.isSynced else {
@@ -238,22 +237,18 @@ final class RelayServer {
         case .call(let call):
             forward(call, from: requester)
         case .ping:
-            var reply = Statebus_V1_Reply()
-            var pong = Statebus_V1_Pong()
-            pong.epoch = epoch
-            reply.pong = pong
-            send(reply, to: requester)
+            send(.pong(epoch: epoch), to: requester)
         case .views:
-            send(Statebus_V1_Reply(viewList: clients.connectedViews()), to: requester)
-        case .goodbye(let goodbye):
-            clients.goodbye(viewID: goodbye.viewID, from: requester.identity)
-        case .none:
+            send(.views(clients.connectedViews()), to: requester)
+        case .goodbye(let viewID):
+            clients.goodbye(viewID: viewID, from: requester.identity)
+        case .empty:
             counters.badMessages.add(1, ordering: .relaxed)
             reply(to: requester, error: StateBusError(.badRequest, "the request has no body (hello, snapshot, write, call, views, ping or goodbye)"))
         }
     }
 
-    private func answerHello(_ hello: Statebus_V1_Hello, welcomes: HostWelcome, from requester: Requester) {
+    private func answerHello(_ hello: FollowerRequest.Hello, welcomes: HostWelcome, from requester: Requester) {
         switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "relay") {
         case .success(let token):
             send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
@@ -313,22 +308,10 @@ final class RelayServer {
         var start = 0
         repeat {
             let end = min(count, start + 1000)
-            var chunk = Statebus_V1_SnapshotChunk()
-            chunk.object = copy.name
-            chunk.epoch = copy.epoch
-            chunk.sequence = copy.sequence
-            chunk.chunkIndex = UInt32(index)
-            chunk.last = end == count
-            chunk.properties = (start..<end).map { property in
-                var state = Statebus_V1_PropertyState()
-                state.name = copy.layout.names[property]
-                state.value = copy.values[property].wire
-                state.version = copy.versions[property]
-                return state
-            }
-            var reply = Statebus_V1_Reply()
-            reply.snapshotChunk = chunk
-            if !send(reply, to: requester), !clients.isBacklogged(requester.identity) { return }
+            let chunk = HostReply.SnapshotChunk(
+                object: copy.name, epoch: copy.epoch, sequence: copy.sequence, index: index, last: end == count,
+                properties: (start..<end).map { (copy.layout.names[$0], copy.values[$0], copy.versions[$0]) })
+            if !send(.snapshotChunk(chunk), to: requester), !clients.isBacklogged(requester.identity) { return }
             index += 1
             start = end
         } while start < count
@@ -355,7 +338,7 @@ final class RelayServer {
     }
 
     /// Sends a view's write upstream, or refuses it with the reason.
-    private func forward(_ write: Statebus_V1_WriteRequest, from requester: Requester) {
+    private func forward(_ write: ViewRequest.WriteRequest, from requester: Requester) {
         var refusal = admission(of: write.viewID, to: write.object, from: requester.identity, for: "write")
         if refusal == nil, forwarded.count >= configuration.maxForwardedWrites {
             refusal = StateBusError(
@@ -365,7 +348,7 @@ final class RelayServer {
             clients.unbind(viewID: write.viewID)
         }
         if refusal == nil {
-            let sent = sendUpstream(write: write)
+            let sent = phase == .hello ? nil : sendUpstream(.forwardedWrite(write))
             if let upstreamRequestID = sent {
                 forwarded[upstreamRequestID] = ForwardedWrite(
                     requester: requester, viewID: write.viewID, writeID: write.writeID, deadline: .now + configuration.forwardedWriteTimeout)
@@ -384,15 +367,14 @@ final class RelayServer {
 
     /// Refuses a view's write.
     func answerWrite(_ writeID: UInt64, refusal: StateBusError, to requester: Requester) {
-        var reply = Statebus_V1_Reply()
-        reply.writeReply.writeID = writeID
-        reply.writeReply.rejection = refusal.wire
-        send(reply, to: requester)
+        let bytes = WriteCodec.reply(
+            protocolVersion: requester.version, requestID: requester.requestID, writeID: writeID, outcome: WriteCodec.Outcome(.failure(refusal)))
+        send(bytes, to: requester.identity)
     }
 
     /// Keeps a request the relay cannot answer yet; the oldest is answered with an error when
     /// too many wait.
-    private func park(_ request: Statebus_V1_Request, from requester: Requester, deadline: ContinuousClock.Instant) {
+    private func park(_ request: ViewRequest, from requester: Requester, deadline: ContinuousClock.Instant) {
         if parked.count >= configuration.maxParkedRequests {
             let oldest = parked.removeFirst()
             expire(
@@ -433,27 +415,24 @@ final class RelayServer {
 
     // MARK: Replies to views
 
+    /// Answers a view with an error.
     func reply(to requester: Requester, error: StateBusError) {
-        var reply = Statebus_V1_Reply()
-        reply.error = error.wire
-        send(reply, to: requester)
+        send(.error(error), to: requester)
     }
 
-    /// Sends a reply in the view's version, or queues it behind the view's earlier ones
-    /// (never dropped while the view is there). - Returns: `false` when it did not go out now.
+    /// Sends a reply the relay makes in the view's version, or queues it behind the view's
+    /// earlier ones (never dropped while the view is there).
+    /// - Returns: `false` when it did not go out now.
     @discardableResult
-    func send(_ reply: Statebus_V1_Reply, to requester: Requester) -> Bool {
-        var reply = reply
-        reply.protocolVersion = requester.version
-        reply.requestID = requester.requestID
-        guard let bytes = try? reply.serializedBytes() as [UInt8] else {
+    func send(_ reply: HostReply, to requester: Requester) -> Bool {
+        guard let bytes = try? reply.encoded(version: requester.version, requestID: requester.requestID) else {
             logger.error("could not encode a reply")
             return false
         }
         return send(bytes, to: requester.identity)
     }
 
-    /// Sends an encoded reply (see ``send(_:to:)-(Statebus_V1_Reply,_)``).
+    /// Sends an encoded reply (see ``send(_:to:)-(HostReply,_)``).
     @discardableResult
     func send(_ bytes: [UInt8], to identity: [UInt8]) -> Bool {
         guard !clients.isBacklogged(identity) else {
@@ -522,15 +501,9 @@ final class RelayServer {
                 }
             case .join(let topic, let viewID):
                 try? updates.subscribe(topic)
-                var marker = Statebus_V1_JoinMarker()
-                marker.viewID = viewID
-                marker.epoch = epoch
-                var publication = Statebus_V1_Publication()
-                publication.protocolVersion = StateBusProtocol.version1
-                publication.joinMarker = marker
                 // Not sent (the view's queue full): counted, and the view, which gets no
                 // marker, joins again after its request timeout.
-                let sent = (try? publication.serializedBytes() as [UInt8]).map { bytes in
+                let sent = (try? HostSignal.joinMarkerPublication(viewID: viewID, epoch: epoch)).map { bytes in
                     (try? updates.send(multipart: [topic, bytes], wait: false)) == true
                 }
                 if sent != true { counters.droppedMessages.add(1, ordering: .relaxed) }

@@ -1,5 +1,3 @@
-import StateBusWire
-
 // A client's question to a host or relay: who is connected.
 
 extension ConnectedView {
@@ -13,13 +11,12 @@ extension ConnectedView {
     public static func list(controlEndpoint: String, timeout: Duration = .seconds(5), security: ReplicaSecurity? = nil) async throws
         -> ViewList
     {
-        let reply = try await ControlProbe.ask(
-            controlEndpoint: controlEndpoint, timeout: timeout, security: security, body: .views(Statebus_V1_ViewsRequest()))
+        let reply = try await ControlProbe.ask(controlEndpoint: controlEndpoint, timeout: timeout, security: security, request: .views)
         switch reply?.body {
-        case .viewList(let list):
-            return ViewList(views: list.views.map(ConnectedView.init(wire:)), omitted: Int(list.omitted))
-        case .error(let error):
-            throw StateBusError(wire: error)
+        case .views(let list)?:
+            return list
+        case .error(let error, _)?:
+            throw error
         default:
             throw ControlProbe.silence(at: controlEndpoint, timeout: timeout, security: security)
         }

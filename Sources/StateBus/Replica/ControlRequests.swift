@@ -29,12 +29,10 @@ struct ControlRequests {
 
     /// Stamps a request as protocol version 2 with the next id, and encodes it.
     /// - Returns: `nil` when it cannot be encoded.
-    mutating func encode(_ request: Statebus_V1_Request) -> (bytes: [UInt8], id: UInt64)? {
-        var request = request
-        request.protocolVersion = StateBusProtocol.version2
-        request.requestID = takeID()
-        guard let bytes = try? request.serializedBytes() as [UInt8] else { return nil }
-        return (bytes, request.requestID)
+    mutating func encode(_ request: FollowerRequest) -> (bytes: [UInt8], id: UInt64)? {
+        let id = takeID()
+        guard let bytes = try? request.encoded(version: StateBusProtocol.version2, requestID: id) else { return nil }
+        return (bytes, id)
     }
 
     /// A request went out (or was tried) at `now`.

@@ -5,7 +5,7 @@ import StateBusWire
 final class CallWaiter: Sendable {
     /// What the host answered: the action's result and the object's sequence when it
     /// returned, or why it did not run or failed.
-    typealias Outcome = Result<(result: Value, sequence: UInt64), StateBusError>
+    typealias Outcome = CallOutcome
 
     private enum State {
         case waiting(CheckedContinuation<Outcome, Never>?)
@@ -44,7 +44,7 @@ final class CallWaiter: Sendable {
 struct PendingCalls {
     struct Call {
         let id: UInt64
-        let request: Statebus_V1_CallRequest
+        let request: FollowerRequest.Call
         let waiter: CallWaiter
         let deadline: ContinuousClock.Instant
         var sent = false

@@ -25,12 +25,8 @@ extension Replica {
     public func call(_ action: String, arguments: [Value] = [], timeout: Duration? = nil) async throws(StateBusError) -> Value {
         let timeout = timeout ?? configuration.callTimeout
         let deadline = ContinuousClock.now + timeout
-        var request = Statebus_V1_CallRequest()
-        request.object = object
-        request.action = action
-        request.arguments = arguments.map(\.wire)
         let id = shared.nextCallID.wrappingAdd(1, ordering: .relaxed).oldValue
-        request.callID = id
+        let request = FollowerRequest.Call(object: object, action: action, arguments: arguments, callID: id)
         let waiter = CallWaiter()
         let call = PendingCalls.Call(id: id, request: request, waiter: waiter, deadline: deadline)
         let promise = self.promise

@@ -33,11 +33,10 @@ extension ReplicaClient {
         guard phase == .live, calls.count > 0 else { return }
         guard !shared.inner.withLock({ $0.state.hasUnsentWrites }) else { return }
         for call in calls.unsent {
-            var request = Statebus_V1_Request()
-            request.call = call.request
-            request.call.viewID = viewID
+            var request = call.request
+            request.viewID = viewID
             // Encoded once, for the size check and the send.
-            guard dealer != nil, let (bytes, id) = encode(request) else { return }
+            guard dealer != nil, let (bytes, id) = encode(.call(request)) else { return }
             if terms.maxMessageBytes > 0, bytes.count > terms.maxMessageBytes {
                 calls.remove(call.id)?.waiter.complete(.failure(tooLarge(bytes.count, what: "call of '\(call.request.action)'")))
                 continue
@@ -49,21 +48,18 @@ extension ReplicaClient {
         }
     }
 
-    func handleCallReply(_ reply: Statebus_V1_CallReply) {
-        if !reply.ok, reply.error.code == .notJoined || reply.error.code == .viewIDInUse {
+    /// Takes the host's answer to a call.
+    func handleCallReply(callID: UInt64, outcome: CallOutcome) {
+        if case .failure(let error) = outcome, error.code == .notJoined || error.code == .viewIDInUse {
             // The host does not hold this connection as ours, so this call did not run: a new
             // connection and hello, and it goes again.
-            logger.info("the host at \(controlEndpoint) does not know this connection (\(reply.error.code)); saying hello again")
-            calls.refusedUnjoined(reply.callID)
+            logger.info("the host at \(controlEndpoint) does not know this connection (\(error.code)); saying hello again")
+            calls.refusedUnjoined(callID)
             connect()
             return
         }
-        guard let call = calls.remove(reply.callID) else { return }  // late: it timed out
-        if reply.ok {
-            call.waiter.complete(.success((Value(wire: reply.result), reply.sequence)))
-        } else {
-            call.waiter.complete(.failure(StateBusError(wire: reply.error)))
-        }
+        guard let call = calls.remove(callID) else { return }  // late: it timed out
+        call.waiter.complete(outcome)
         answerTaken()
     }
 

@@ -49,11 +49,9 @@ extension ReplicaClient {
     }
 
     /// Takes the host's answer to a write.
-    func handleWriteReply(_ reply: WriteCodec.DecodedReply) {
-        switch reply.outcome {
-        case .rejected(let code, _, _, _)
-        where code == Statebus_V1_ErrorCode.notJoined.rawValue || code == Statebus_V1_ErrorCode.viewIDInUse.rawValue
-            || code == Statebus_V1_ErrorCode.notLeader.rawValue:
+    func handleWriteReply(writeID: UInt64, verdict: WriteVerdict) {
+        switch verdict {
+        case .failure(let error) where error.code == .notJoined || error.code == .viewIDInUse || error.code == .notLeader:
             // The host does not hold this connection as ours: ZeroMQ reconnected the socket
             // underneath us (the host restarted, or the connection dropped) and sent what was
             // queued on it; or it no longer leads its high-availability group. Nothing was
@@ -63,18 +61,12 @@ extension ReplicaClient {
             logger.info("the host at \(controlEndpoint) does not take this connection's writes; saying hello again")
             connect()
             return
-        case .accepted(let sequence):
-            shared.complete(writeID: reply.writeID, with: .success(sequence))
-        case .rejected(let code, let message, let object, let property):
-            if code == Statebus_V1_ErrorCode.persistenceFailed.rawValue { searchForLeader() }
-            var wire = Statebus_V1_Error()
-            wire.code = Statebus_V1_ErrorCode(rawValue: code) ?? .unspecified
-            wire.message = message
-            wire.object = object
-            wire.property = property
-            let error = StateBusError(wire: wire)
-            shared.complete(writeID: reply.writeID, with: .failure(error))
+        case .failure(let error) where error.code == .persistenceFailed:
+            searchForLeader()
+        default:
+            break
         }
+        shared.complete(writeID: writeID, with: verdict)
         // An answer frees a place in the window of writes in flight.
         flushWrites()
         answerTaken()

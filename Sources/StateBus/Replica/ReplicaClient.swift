@@ -187,18 +187,14 @@ final class ReplicaClient {
     /// Sends a request; returns its request id, or `nil` when it could not be queued (no
     /// socket, or the socket's queue is full: the caller keeps what it must send again).
     @discardableResult
-    func send(_ request: FollowerRequest) -> UInt64? { send(request.wire) }
-
-    /// Sends a request in its generated form (a call), as the form above does.
-    @discardableResult
-    func send(_ request: Statebus_V1_Request) -> UInt64? {
+    func send(_ request: FollowerRequest) -> UInt64? {
         guard dealer != nil, let (bytes, id) = encode(request) else { return nil }
         return send(bytes, id: id)
     }
 
     /// Encodes a request as version 2 with the next request id; `nil` (logged) when it cannot
     /// be encoded.
-    func encode(_ request: Statebus_V1_Request) -> (bytes: [UInt8], id: UInt64)? {
+    func encode(_ request: FollowerRequest) -> (bytes: [UInt8], id: UInt64)? {
         guard let encoded = requests.encode(request) else {
             logger.warning("could not encode a request for \(controlEndpoint)")
             return nil
@@ -253,7 +249,7 @@ final class ReplicaClient {
                     return
                 }
                 if envelope.body == ReplyEnvelope.writeReply, let answer = WriteCodec.decodeReply(buffer) {
-                    handleWriteReply(answer)
+                    handleWriteReply(writeID: answer.writeID, verdict: WriteVerdict(answer.outcome))
                     return
                 }
                 if envelope.body == ReplyEnvelope.snapshotPart {
@@ -261,42 +257,32 @@ final class ReplicaClient {
                     return
                 }
             }
-            guard let reply = try? Statebus_V1_Reply(serializedBytes: Array(buffer), options: WireDecoding.options) else {
+            guard let reply = try? FollowerReply(bytes: Array(buffer)) else {
                 logger.warning("dropped a reply that is not a StateBus message")
                 return
             }
             switch reply.body {
-            case .welcome(let welcome): handleWelcome(WelcomeReader(welcome, object: object), requestID: reply.requestID)
-            case .callReply(let callReply): handleCallReply(callReply)
-            case .writeReply(let writeReply):
-                handleWriteReply(
-                    WriteCodec.DecodedReply(
-                        protocolVersion: reply.protocolVersion, requestID: reply.requestID, writeID: writeReply.writeID,
-                        outcome: writeReply.accepted
-                            ? .accepted(sequence: writeReply.sequence)
-                            : .rejected(
-                                code: writeReply.rejection.code.rawValue, message: writeReply.rejection.message,
-                                object: writeReply.rejection.object, property: writeReply.rejection.property)))
-            case .snapshotPart(let part):
+            case .welcome(let welcome): handleWelcome(welcome.reader(for: object), requestID: reply.requestID)
+            case .call(let callID, let outcome): handleCallReply(callID: callID, outcome: outcome)
+            case .write(let writeID, let verdict):
+                handleWriteReply(writeID: writeID, verdict: verdict)
+            case .snapshotPart(let canonical):
                 // A part the fast reader did not take (a form other than a host's): written
                 // again canonically, then read as usual.
-                if let bytes = try? SnapshotPartReader.canonicalReply(part, requestID: reply.requestID) {
-                    bytes.withUnsafeBytes { canonical in
-                        if let envelope = ReplyEnvelope(canonical) {
-                            handlePart(canonical, range: envelope.bodyRange, requestID: envelope.requestID)
-                        }
+                canonical.withUnsafeBytes { canonical in
+                    if let envelope = ReplyEnvelope(canonical) {
+                        handlePart(canonical, range: envelope.bodyRange, requestID: envelope.requestID)
                     }
                 }
-            case .error(let wireError):
-                let error = StateBusError(wire: wireError)
+            case .error(let error, let leader):
                 if error.code == .notLeader, reply.requestID == requests.helloID || reply.requestID == follower.snapshotRequestID {
-                    followLeader(named: wireError.leaderControl, refusal: error)
+                    followLeader(named: leader, refusal: error)
                 } else if reply.requestID == requests.helloID || reply.requestID == follower.snapshotRequestID {
                     fail(error)
                 } else {
                     logger.warning("host error: \(error)")
                 }
-            case .snapshotChunk, .pong, .viewList, .none: break
+            case .views, .other: break
             }
         }
     }

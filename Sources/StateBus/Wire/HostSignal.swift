@@ -28,3 +28,33 @@ enum HostSignal: Equatable {
         }
     }
 }
+
+extension HostSignal {
+    /// The publication of a heartbeat: the server's epoch and, per object in the order
+    /// given, the sequence of its last published batch.
+    static func heartbeatPublication(epoch: UInt64, sequences: some Sequence<(object: String, sequence: UInt64)>) throws -> [UInt8] {
+        var heartbeat = Statebus_V1_Heartbeat()
+        heartbeat.epoch = epoch
+        heartbeat.sequences = sequences.map { object, sequence in
+            var wire = Statebus_V1_ObjectSequence()
+            wire.object = object
+            wire.sequence = sequence
+            return wire
+        }
+        var publication = Statebus_V1_Publication()
+        publication.protocolVersion = StateBusProtocol.version1
+        publication.heartbeat = heartbeat
+        return try publication.serializedBytes()
+    }
+
+    /// The publication of a join marker for the view `viewID`.
+    static func joinMarkerPublication(viewID: String, epoch: UInt64) throws -> [UInt8] {
+        var marker = Statebus_V1_JoinMarker()
+        marker.viewID = viewID
+        marker.epoch = epoch
+        var publication = Statebus_V1_Publication()
+        publication.protocolVersion = StateBusProtocol.version1
+        publication.joinMarker = marker
+        return try publication.serializedBytes()
+    }
+}

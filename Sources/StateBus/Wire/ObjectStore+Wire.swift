@@ -1,7 +1,6 @@
 import StateBusWire
 
-// What an object's store sends: the changes of a batch (in version 1's and version 2's form)
-// and the states of a version-1 snapshot.
+// What an object's store sends: the changes of a batch, in version 1's and version 2's form.
 
 extension ObjectStore.Resolved {
     /// What the batch publishes for this change: path writes travel as path writes and element
@@ -42,17 +41,6 @@ extension ObjectStore {
             change.operation = published.operation.wire
             change.position = UInt32(clamping: published.position)
             return change
-        }
-    }
-
-    /// Every property's state, for a version-1 snapshot.
-    var propertyStates: [Statebus_V1_PropertyState] {
-        definition.properties.enumerated().map { index, property in
-            var state = Statebus_V1_PropertyState()
-            state.name = property.name
-            state.value = values[index].wire
-            state.version = versions[index]
-            return state
         }
     }
 }

@@ -11,3 +11,18 @@ extension WriteCodec.Outcome {
         }
     }
 }
+
+extension Result where Success == UInt64, Failure == StateBusError {
+    /// A write's verdict as the write path's decoder read it from a `WriteReply`.
+    init(_ outcome: WriteCodec.Outcome) {
+        switch outcome {
+        case .accepted(let sequence):
+            self = .success(sequence)
+        case .rejected(let code, let message, let object, let property):
+            self = .failure(
+                StateBusError(
+                    StateBusError.Code(wire: Statebus_V1_ErrorCode(rawValue: code) ?? .unspecified), message, object: object.isEmpty ? nil : object,
+                    property: property.isEmpty ? nil : property))
+        }
+    }
+}

@@ -17,7 +17,23 @@ struct HostWelcome: Sendable {
     private let version2WithoutSchema: [UInt8]
 
     /// The welcomes of a host serving `objects`.
-    init(base: Statebus_V1_Welcome, objects: [ObjectDefinition]) throws {
+    /// - Parameters:
+    ///   - epoch: the host's run.
+    ///   - updatesEndpoint: where views subscribe to the updates.
+    ///   - hostName: the host's name, for the views' logs.
+    ///   - heartbeatInterval: how often the host publishes heartbeats (`nil`: never).
+    ///   - maxMessageBytes: the largest request the host takes.
+    ///   - objects: the objects it serves.
+    init(
+        epoch: UInt64, updatesEndpoint: String, hostName: String, heartbeatInterval: Duration?, maxMessageBytes: Int, objects: [ObjectDefinition]
+    ) throws {
+        var base = Statebus_V1_Welcome()
+        base.epoch = epoch
+        base.updatesEndpoint = updatesEndpoint
+        base.hostName = hostName
+        base.heartbeatIntervalMs =
+            heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
+        base.maxMessageBytes = UInt64(maxMessageBytes)
         let packed = objects.map(\.packedSchema)
         try self.init(base: base, version1Objects: objects.map(\.schema), version2Objects: packed, schemaHash: try Self.hash(of: packed))
     }
