@@ -59,6 +59,11 @@ struct FollowerMessagesTests {
         guard case .hello(let read) = try Self.read(.hello(hello)) else { throw Failure("a hello read as something else") }
         #expect(read.viewID == "v1" && read.nodeName == "node" && read.objects == ["Counter"] && read.sessionToken == Data([3]))
         #expect(read.schemaHash == 7 && read.confirmsByEcho && !read.relay)
+        var relayHello = hello
+        relayHello.relay = true
+        guard case .hello(let relayRead) = try Self.read(.hello(relayHello)), relayRead.relay else {
+            throw Failure("a relay's hello lost its relay flag: the host would not check the relay role")
+        }
         guard case .snapshot(let object) = try Self.read(.snapshot(object: "Counter")), object == "Counter" else {
             throw Failure("a snapshot request read as something else")
         }
@@ -107,6 +112,77 @@ struct FollowerMessagesTests {
         #expect(heartbeat.withUnsafeBytes { HostSignal(publication: $0) } == .heartbeat(epoch: 9, sequences: ["A": 3, "B": 0]))
         let marker = try HostSignal.joinMarkerPublication(viewID: "v1", epoch: 9)
         #expect(marker.withUnsafeBytes { HostSignal(publication: $0) } == .joinMarker(viewID: "v1", epoch: 9))
+    }
+
+    @Test("a view's write reads back as written, a relay forwards it unchanged, and unknown fields are found, not dropped")
+    func writes() throws {
+        let written = WireWrite(
+            protocolVersion: StateBusProtocol.version2, requestID: 4, object: "Profile", writeID: 9, viewID: "v1",
+            changes: [PropertyChange("name", to: .string("Ada")), PropertyChange("age", to: .int(36))])
+        let decoded = try WriteCodec.request(written).withUnsafeBytes(DecodedRequest.init(bytes:))
+        guard case .write(let write) = decoded.request else { throw Failure("a write read as something else") }
+        #expect(write.object == "Profile" && write.viewID == "v1" && write.writeID == 9 && write.changes == written.changes)
+        #expect(write.propertyWithUnknownFields == nil && ViewRequest.write(write).refusalAnswer == .write(writeID: 9))
+        guard case .write(let forwarded) = try Self.read(.forwardedWrite(write)) else { throw Failure("a forwarded write misread") }
+        #expect(forwarded.changes == written.changes && forwarded.writeID == 9 && forwarded.viewID == "v1")
+
+        // Field 99, a varint: what a client built for a newer schema might send.
+        let unknownField: [UInt8] = [0x98, 0x06, 0x01]
+        var change = Statebus_V1_Change()
+        change.property = "age"
+        change.value.intValue = 1
+        let changeBytes: [UInt8] = try change.serializedBytes() + unknownField
+        var wire = Statebus_V1_WriteRequest()
+        wire.object = "Profile"
+        wire.changes = [try Statebus_V1_Change(serializedBytes: changeBytes)]
+        var request = Statebus_V1_Request()
+        request.write = wire
+        guard case .write(let inChange) = ViewRequest(wire: request) else { throw Failure("a write read as something else") }
+        #expect(inChange.propertyWithUnknownFields == "age", "unknown fields in a change name its property")
+        wire.changes = []
+        request.write = try Statebus_V1_WriteRequest(serializedBytes: try wire.serializedBytes() + unknownField)
+        guard case .write(let inWrite) = ViewRequest(wire: request) else { throw Failure("a write read as something else") }
+        #expect(inWrite.propertyWithUnknownFields == "", "unknown fields of the write itself are found too")
+        var call = Statebus_V1_CallRequest()
+        call.object = "Todo"
+        request.call = try Statebus_V1_CallRequest(serializedBytes: try call.serializedBytes() + unknownField)
+        guard case .call(let unknownCall) = ViewRequest(wire: request), unknownCall.carriesUnknownFields else {
+            throw Failure("a call with unknown fields was not found out")
+        }
+    }
+
+    @Test("write answers and errors read back; a relay passes an answer on as it came, unknown fields included")
+    func answers() throws {
+        let accepted = WriteCodec.reply(protocolVersion: StateBusProtocol.version2, requestID: 3, writeID: 9, outcome: .accepted(sequence: 41))
+        guard case .write(9, .success(41)) = try FollowerReply(bytes: accepted).body else { throw Failure("an accepted write misread") }
+        let refused = WriteCodec.reply(
+            protocolVersion: StateBusProtocol.version2, requestID: 3, writeID: 9,
+            outcome: WriteCodec.Outcome(.failure(StateBusError(.readOnly, "no", object: "Profile", property: "id"))))
+        guard case .write(9, .failure(let error)) = try FollowerReply(bytes: refused).body else { throw Failure("a refused write misread") }
+        #expect(error.code == .readOnly && error.object == "Profile" && error.property == "id")
+        guard case .error(_, let leader) = try Self.read(.error(StateBusError(.badRequest, "bad")), requestID: 1).body, leader.isEmpty else {
+            throw Failure("an error without a leader misread")
+        }
+
+        var callReply = Statebus_V1_Reply()
+        callReply.requestID = 5
+        callReply.callReply.callID = 8
+        callReply.callReply.ok = true
+        let withUnknown: [UInt8] = try callReply.serializedBytes() + [0x98, 0x06, 0x01]
+        let passed = try FollowerReply(bytes: withUnknown).passedOn(version: StateBusProtocol.version1, requestID: 77)
+        let read = try Statebus_V1_Reply(serializedBytes: passed)
+        #expect(read.requestID == 77 && read.protocolVersion == StateBusProtocol.version1 && read.callReply.callID == 8)
+        #expect(!read.unknownFields.data.isEmpty, "the relay dropped a field it does not know")
+    }
+
+    @Test("a version-1 snapshot chunk carries its object, place and properties")
+    func snapshotChunk() throws {
+        let chunk = HostReply.SnapshotChunk(
+            object: "Profile", epoch: 2, sequence: 30, index: 1, last: true, properties: [("name", .string("Ada"), 12), ("age", .int(36), 30)])
+        let read = try Statebus_V1_Reply(serializedBytes: try HostReply.snapshotChunk(chunk).encoded(version: 1, requestID: 6)).snapshotChunk
+        #expect(read.object == "Profile" && read.epoch == 2 && read.sequence == 30 && read.chunkIndex == 1 && read.last)
+        #expect(read.properties.map(\.name) == ["name", "age"] && read.properties.map(\.version) == [12, 30])
+        #expect(read.properties.map { Value(wire: $0.value) } == [.string("Ada"), .int(36)])
     }
 
     private struct Failure: Error, CustomStringConvertible {

@@ -1,10 +1,11 @@
 /// What one turn of the host's loop has done so far, and so what it must still do: a turn is
 /// one look at the control socket (up to 256 requests), or one tick of the backlog timer.
 ///
-/// Every decision about *when* the host answers and publishes is made here, from what the
-/// loop saw (a write applied, a request turn ending, a burst of the host's own changes, the
-/// burst timer firing); ``HostServer`` carries the decisions out (sockets, timers, the
-/// commit pipeline) and decides nothing of its own about timing:
+/// The decisions about *when* the host answers and publishes within a turn are made here,
+/// from what the loop saw (a write applied, a request turn ending, a burst of the host's own
+/// changes, the burst timer firing); ``HostServer`` carries them out (sockets, timers, the
+/// commit pipeline). What a group commit holds back is the ``CommitPipeline``'s to say, and
+/// a backlog drain or a heartbeat publishes whatever is pending:
 /// - Everything a turn handles is published, and its answers sent, together at the turn's
 ///   end (``end()``).
 /// - A write that nothing else waits for (not durable, no commit running, no answer held

@@ -36,14 +36,4 @@ extension RelayServer {
     func answerCall(_ callID: UInt64, error: StateBusError, to requester: Requester) {
         send(.call(callID: callID, outcome: .failure(error)), to: requester)
     }
-
-    /// Passes an upstream call answer to the view that called.
-    func passBack(_ outcome: CallOutcome, requestID: UInt64) {
-        guard let call = forwarded.removeValue(forKey: requestID), let callID = call.callID else { return }
-        send(.call(callID: callID, outcome: outcome), to: call.requester)
-        if case .failure(let error) = outcome, error.code == .notJoined || error.code == .viewIDInUse {
-            // As for a write: the upstream does not hold the relay's connection; nothing ran.
-            rejoinUpstream(because: "the upstream answered a call with \(error.code)")
-        }
-    }
 }

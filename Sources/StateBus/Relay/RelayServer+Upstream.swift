@@ -133,9 +133,9 @@ extension RelayServer {
                     if let envelope = ReplyEnvelope(buffer) { handlePart(buffer, range: envelope.bodyRange, requestID: envelope.requestID) }
                 }
             case .write(_, let verdict):
-                passBack(verdict, requestID: reply.requestID)
+                passBack(reply, refusal: verdict.refusal, of: "a write", rejoiningOn: [.notJoined, .viewIDInUse, .notLeader])
             case .call(_, let outcome):
-                passBack(outcome, requestID: reply.requestID)
+                passBack(reply, refusal: outcome.refusal, of: "a call", rejoiningOn: [.notJoined, .viewIDInUse])
             case .error(let error, let leader):
                 if reply.requestID == upstreamRequests.helloID, error.code == .notLeader {
                     followUpstreamLeader(named: leader)
@@ -249,19 +249,24 @@ extension RelayServer {
         retryParked()
     }
 
-    /// Passes an upstream answer to the view that wrote.
-    func passBack(_ verdict: WriteVerdict, requestID: UInt64) {
-        guard let write = forwarded.removeValue(forKey: requestID) else { return }
-        counters.answeredWrites.add(1, ordering: .relaxed)
-        let bytes = WriteCodec.reply(
-            protocolVersion: write.requester.version, requestID: write.requester.requestID, writeID: write.writeID,
-            outcome: WriteCodec.Outcome(verdict))
-        send(bytes, to: write.requester.identity)
-        if case .failure(let error) = verdict, error.code == .notJoined || error.code == .viewIDInUse || error.code == .notLeader {
-            // The upstream does not hold the relay's connection (it restarted, or ZeroMQ
-            // reconnected the socket underneath), or no longer leads its group: nothing was
-            // applied.
-            rejoinUpstream(because: "the upstream answered a write with \(error.code)")
+    /// Passes an upstream answer to a view's write or call on to the view, as it came.
+    /// - Parameters:
+    ///   - refusal: the answer's error, when it refuses.
+    ///   - what: "a write" or "a call", for the log.
+    ///   - codes: the refusals that make the relay join again: the upstream does not hold
+    ///     the relay's connection (it restarted, or ZeroMQ reconnected the socket
+    ///     underneath), or no longer leads its group; nothing was applied, nothing ran.
+    func passBack(_ answer: FollowerReply, refusal: StateBusError?, of what: String, rejoiningOn codes: Set<StateBusError.Code>) {
+        guard let forwarded = forwarded.removeValue(forKey: answer.requestID) else { return }
+        if forwarded.callID == nil { counters.answeredWrites.add(1, ordering: .relaxed) }
+        if let bytes = try? answer.passedOn(version: forwarded.requester.version, requestID: forwarded.requester.requestID) {
+            send(bytes, to: forwarded.requester.identity)
+        } else {
+            logger.error("could not encode an upstream answer again for view \(forwarded.viewID); it is lost and the view's request times out")
+            counters.droppedMessages.add(1, ordering: .relaxed)
+        }
+        if let refusal, codes.contains(refusal.code) {
+            rejoinUpstream(because: "the upstream answered \(what) with \(refusal.code)")
         }
     }
 
@@ -458,5 +463,13 @@ extension RelayServer {
             )
         }
         expireParked(now: now)
+    }
+}
+
+extension Result {
+    /// The error of a refusal, `nil` for a success.
+    fileprivate var refusal: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

@@ -1,9 +1,9 @@
 import StateBusWire
 
 /// A reply a follower of a host (a view, a relay towards its upstream, a one-shot probe)
-/// reads with the generated code: the domain form, read once here. The hot replies (a
-/// write's answer, a welcome, a snapshot part) have hand-written readers that a follower
-/// tries first; this reads whatever they did not take.
+/// reads with the generated code: the domain form, read once here. Some replies have
+/// hand-written readers that a follower tries first (a view: a write's answer, a welcome and
+/// a snapshot part; a relay: a snapshot part); this reads whatever they did not take.
 struct FollowerReply: Sendable {
     /// A welcome, as the host sent it: a relay serves its schemas on as they came.
     struct Welcome: Sendable {
@@ -44,11 +44,15 @@ struct FollowerReply: Sendable {
     let protocolVersion: UInt32
     /// What it says.
     let body: Body
+    /// The reply as it came, for a relay to pass a write's or call's answer on unchanged
+    /// (``passedOn(version:requestID:)``).
+    private let reply: Statebus_V1_Reply
 
     /// Reads a reply.
     /// - Throws: when the bytes are not a StateBus reply.
     init(bytes: [UInt8]) throws {
         let reply = try Statebus_V1_Reply(serializedBytes: bytes, options: WireDecoding.options)
+        self.reply = reply
         requestID = reply.requestID
         protocolVersion = reply.protocolVersion
         switch reply.body {
@@ -72,6 +76,18 @@ struct FollowerReply: Sendable {
         case .pong, .snapshotChunk, .none:
             body = .other
         }
+    }
+}
+
+extension FollowerReply {
+    /// The reply as it came, answering a request of `version` with id `requestID` instead:
+    /// a relay passes its upstream's answer to a view's write or call on this way, so that
+    /// what the view reads is what the host said, fields this relay does not know included.
+    func passedOn(version: UInt32, requestID: UInt64) throws -> [UInt8] {
+        var passed = reply
+        passed.protocolVersion = version
+        passed.requestID = requestID
+        return try passed.serializedBytes()
     }
 }
 

@@ -2,8 +2,9 @@ import Foundation
 import StateBusWire
 
 /// A request a follower of a host sends on its control connection (a view, a relay towards
-/// its upstream, a one-shot probe), besides writes, which the write path encodes itself: the
-/// domain form, written once; ``wire`` is the generated message it travels as (PROTOCOL.md
+/// its upstream, a one-shot probe): the domain form, written once. A view's own writes are
+/// not among them (the write path encodes those itself, `WriteCodec`); a relay's forwarded
+/// writes are; ``wire`` is the generated message it travels as (PROTOCOL.md
 /// sections 4 to 6).
 enum FollowerRequest: Sendable {
     /// What a hello says.

@@ -6,8 +6,8 @@ import StateBusWire
 /// to 6), so that the servers decide on requests without touching generated types.
 ///
 /// A write and a call keep the message they came in (``WriteRequest``, ``CallRequest``): a
-/// relay forwards them upstream as they are, and a host converts a write's changes only when
-/// it applies them.
+/// relay forwards them upstream as they are, converting nothing; a host converts a write's
+/// changes once it has checked it for unknown fields.
 enum ViewRequest {
     /// Binds a view id to the connection and asks for the schema and the updates endpoint.
     case hello(FollowerRequest.Hello)
