@@ -37,8 +37,9 @@ extension ConnectedView {
 }
 
 extension Duration {
-    /// The duration in whole milliseconds, never negative.
-    fileprivate var wholeMilliseconds: UInt64 {
+    /// The duration in whole milliseconds, never negative: how the wire carries durations
+    /// (a view's connection and silence, a welcome's heartbeat interval).
+    var wholeMilliseconds: UInt64 {
         let (seconds, attoseconds) = components
         return UInt64(clamping: max(0, seconds * 1_000 + attoseconds / 1_000_000_000_000_000))
     }

@@ -32,7 +32,7 @@ struct HostWelcome: Sendable {
         base.updatesEndpoint = updatesEndpoint
         base.hostName = hostName
         base.heartbeatIntervalMs =
-            heartbeatInterval.map { UInt32(clamping: $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) } ?? 0
+            heartbeatInterval.map { UInt32(clamping: $0.wholeMilliseconds) } ?? 0
         base.maxMessageBytes = UInt64(maxMessageBytes)
         let packed = objects.map(\.packedSchema)
         try self.init(base: base, version1Objects: objects.map(\.schema), version2Objects: packed, schemaHash: try Self.hash(of: packed))
