@@ -74,15 +74,26 @@ let package = Package(
         // the environment variables the launcher injects. Depends on nothing of StateBus, so
         // the launcher does not need the engine.
         .target(name: "StateBusRuntime", swiftSettings: strict),
-        // The @SharedModel macro's implementation (a compiler plugin).
-        .macro(
-            name: "StateBusMacros",
+        // How @SharedModel and its markers expand: a library of its own, so that the macro
+        // tests depend on it and not on the macro target. A test target that depends on a
+        // macro target makes SwiftPM build the whole test product, and every library under it,
+        // a second time for the host ("-tool" variants).
+        .target(
+            name: "StateBusMacroExpansion",
             dependencies: [
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
                 .product(name: "SwiftDiagnostics", package: "swift-syntax")
+            ], swiftSettings: strict
+        ),
+        // The compiler plugin that serves those expansions.
+        .macro(
+            name: "StateBusMacros",
+            dependencies: [
+                "StateBusMacroExpansion",
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax")
             ], swiftSettings: strict
         ),
         // Host, replica, the model macro's runtime, bindings, environment, views.
@@ -207,7 +218,7 @@ let package = Package(
         .testTarget(
             name: "StateBusMacrosTests",
             dependencies: [
-                "StateBusMacros",
+                "StateBusMacroExpansion",
                 .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftSyntax", package: "swift-syntax"),

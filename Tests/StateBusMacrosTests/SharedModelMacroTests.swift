@@ -1,4 +1,4 @@
-import StateBusMacros
+import StateBusMacroExpansion
 import SwiftDiagnostics
 import SwiftParser
 import SwiftSyntax
@@ -7,14 +7,14 @@ import SwiftSyntaxMacros
 import Testing
 
 private let macros: [String: any Macro.Type] = [
-    "SharedModel": SharedModelMacro.self,
-    "SharedProperty": SharedPropertyMacro.self,
-    "Local": MarkerMacro.self,
-    "HostOnly": MarkerMacro.self,
-    "Persisted": MarkerMacro.self,
-    "Validate": MarkerMacro.self,
-    "ValidateElement": MarkerMacro.self,
-    "Action": ActionMacro.self
+    "SharedModel": SharedModelExpansion.self,
+    "SharedProperty": SharedPropertyExpansion.self,
+    "Local": MarkerExpansion.self,
+    "HostOnly": MarkerExpansion.self,
+    "Persisted": MarkerExpansion.self,
+    "Validate": MarkerExpansion.self,
+    "ValidateElement": MarkerExpansion.self,
+    "Action": ActionExpansion.self
 ]
 
 /// Expands the macros in `source`; returns the expanded text and the diagnostics' messages.

@@ -5,7 +5,7 @@ import SwiftSyntaxMacros
 /// `@Action`: on a view, the marked method of a `@SharedModel` class becomes a call to the
 /// host, which runs the method's own body there. `@SharedModel` lists the action in the
 /// object's definition and generates the host's dispatch (`_$perform`).
-public struct ActionMacro: BodyMacro {
+open class ActionExpansion: BodyMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingBodyFor declaration: some DeclSyntaxProtocol & WithOptionalCodeBlockSyntax,

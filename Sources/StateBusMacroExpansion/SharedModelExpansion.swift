@@ -5,7 +5,7 @@ import SwiftSyntaxMacros
 
 /// `@SharedModel`: makes a final `@MainActor` class a StateBus shared model. Its stored
 /// `var`s are observed (as with `@Observable`) and synced between the host and its views.
-public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacro {
+open class SharedModelExpansion: MemberMacro, MemberAttributeMacro, ExtensionMacro {
     // MARK: Members
 
     public static func expansion(
@@ -210,7 +210,7 @@ public struct SharedModelMacro: MemberMacro, MemberAttributeMacro, ExtensionMacr
 
 /// `@SharedProperty`, added by `@SharedModel` to each synced stored property: routes reads
 /// through observation and writes through observation and the bus.
-public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
+open class SharedPropertyExpansion: AccessorMacro, PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingAccessorsOf declaration: some DeclSyntaxProtocol,
@@ -259,7 +259,7 @@ public struct SharedPropertyMacro: AccessorMacro, PeerMacro {
 
 /// The markers `@Local`, `@Persisted`, `@HostOnly` and `@Validate`: they generate nothing;
 /// `@SharedModel` reads them.
-public struct MarkerMacro: PeerMacro {
+open class MarkerExpansion: PeerMacro {
     public static func expansion(
         of node: AttributeSyntax,
         providingPeersOf declaration: some DeclSyntaxProtocol,
