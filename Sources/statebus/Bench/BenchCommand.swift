@@ -14,9 +14,10 @@ struct BenchCommand: AsyncParsableCommand {
             figure measured in the same run through the same socket types and message sizes. \
             Every view checks that it received every update in order; a figure whose check \
             fails is not counted, and the command exits 1. Goals are reported, never assumed: \
-            each figure with a target is judged against the bar protocol version 2 had to \
-            reach and the goal beyond it (ratios to raw libzmq for throughput and latency; \
-            time and RSS for the late join of 100,000 properties). The echo rows run twice: \
+            each figure with a target is judged against its bar and the goal beyond it \
+            (ratios to raw libzmq for throughput and latency; Qt Remote Objects' figures \
+            from the same run, with --peer qtro, for the late join of 10,000 properties \
+            and the view's memory; time for the late join of 100,000). The echo rows run twice: \
             as a default host and view, and in the low-latency profile (pinnedCPU: the loop \
             thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
             each in rounds where StateBus and raw take turns (4 in the full run), so that a \

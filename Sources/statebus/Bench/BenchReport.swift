@@ -50,8 +50,8 @@ struct BenchReport: Codable, Sendable {
         }
     }
 
-    /// A target the figures are judged against (a bar protocol version 2 must reach, or a
-    /// goal beyond it, see ``BenchTarget``, or a goal of the project's performance rules),
+    /// A target the figures are judged against (a bar StateBus is held to, or a goal beyond
+    /// it, see ``BenchTarget``, or a goal of the project's performance rules),
     /// with the figure that decides it.
     struct Goal: Codable, Sendable {
         var text: String
