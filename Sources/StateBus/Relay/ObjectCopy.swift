@@ -74,8 +74,8 @@ struct ObjectCopy {
         case .notAwaited, .incomplete: return (false, .taken)
         case .otherEpoch: return (false, .otherEpoch)
         case .invalid: return (false, .needsSnapshot)
-        case .complete(let snapshot, let held):
-            copied.take(snapshot)
+        case .complete(let held):
+            copied.take(follower.takeSnapshot())
             snapshotAskedAt = nil
             // What arrived meanwhile: newer batches apply in order; a hole means another
             // snapshot.

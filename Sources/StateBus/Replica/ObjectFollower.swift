@@ -52,9 +52,9 @@ struct ObjectFollower<HeldRun> {
         case invalid(String)
         /// Taken; more parts are to come.
         case incomplete
-        /// The last part: the copy takes `snapshot`, then applies `held` in order. The
-        /// follower is synced.
-        case complete(IncomingSnapshot, held: [HeldRun])
+        /// The last part: the copy takes the snapshot (``takeSnapshot()``), then applies
+        /// `held` in order. The follower is synced.
+        case complete(held: [HeldRun])
     }
 
     /// What applying a run did.
@@ -141,11 +141,19 @@ struct ObjectFollower<HeldRun> {
         case .incomplete:
             return .incomplete
         case .complete:
-            let snapshot = incoming
-            incoming.reset()
             stage = .synced
-            return .complete(snapshot, held: held.take())
+            return .complete(held: held.take())
         }
+    }
+
+    /// The snapshot the last part completed, moved out of the follower. Pass it straight to
+    /// the copy (`copy.take(follower.takeSnapshot())`) and apply the held runs after that
+    /// statement: its values are then referenced by the copy alone, and the first change
+    /// after a join changes them in place. A second reference alive while the held runs
+    /// apply would make the first of them copy every value and version of the object.
+    mutating func takeSnapshot() -> IncomingSnapshot {
+        defer { incoming.reset() }
+        return incoming
     }
 
     /// Whether a heartbeat that announces `announced` for the object says the copy, at

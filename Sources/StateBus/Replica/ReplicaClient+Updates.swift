@@ -200,13 +200,21 @@ extension ReplicaClient {
             // part, since a large one over a slow link takes longer than one request timeout,
             // and asking again would start it over every time.
             phaseClock.restart()
-        case .complete(let snapshot, let held):
-            applySnapshot(snapshot, schema: schema, held: held)
+        case .complete(let held):
+            // Installed by a call of its own, so that the snapshot's values are the state's
+            // alone when the runs that arrived meanwhile change them (in place, then).
+            applySnapshot(follower.takeSnapshot(), schema: schema)
+            defer { shared.progress.notify([.sequenceAdvanced]) }
+            for publication in held {
+                guard publication.withUnsafeBytes({ take($0) }) else { return }
+            }
+            flushWrites()
         }
     }
 
-    /// Applies the complete snapshot, then what arrived meanwhile, and goes live.
-    private func applySnapshot(_ snapshot: IncomingSnapshot, schema: HostTerms.KnownSchema, held: [[UInt8]]) {
+    /// Applies the complete snapshot and goes live; the caller then applies what arrived
+    /// meanwhile.
+    private func applySnapshot(_ snapshot: IncomingSnapshot, schema: HostTerms.KnownSchema) {
         let epoch = follower.epoch
         let confirmsByEcho = terms.confirmsByEcho
         let changes = shared.inner.withLock { inner in
@@ -229,10 +237,5 @@ extension ReplicaClient {
         }
         shared.appliedSnapshots.add(1, ordering: .relaxed)
         enter(.live)
-        defer { shared.progress.notify([.sequenceAdvanced]) }
-        for publication in held {
-            guard publication.withUnsafeBytes({ take($0) }) else { return }
-        }
-        flushWrites()
     }
 }
