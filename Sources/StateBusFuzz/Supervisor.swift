@@ -63,19 +63,20 @@ struct Supervisor {
             default:
                 let file = "\(crashFolder)/crash-\(target)-\(seed).bin"
                 try? FileManager.default.copyItem(atPath: log, toPath: file)
+                let ended = "\(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus)"
                 let lines = stderr.split(separator: "\n")
                 // The runtime's message ("Fatal error: …") comes first and the backtrace after
                 // it: the message and the backtrace's first frames say where, its last lines
                 // only which thread.
                 let cause = lines.filter { $0.contains("Fatal error") || $0.contains("fatal error") || $0.contains("Crash") }.prefix(4)
                 let frames = lines.filter { $0.range(of: #"^\s*\d+\s"#, options: .regularExpression) != nil }.prefix(24)
-                let tail = (cause + (frames.isEmpty ? lines.suffix(8) : frames)).joined(separator: "\n")
-                try? "exit \(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus)\n\(stderr)\n".write(
+                let excerpt = (cause + (frames.isEmpty ? lines.suffix(8) : frames)).joined(separator: "\n")
+                try? "exit \(ended)\n\(stderr)\n".write(
                     toFile: file + ".txt", atomically: true, encoding: .utf8)
                 print(
-                    "CRASH target=\(target) seed=\(seed): \(process.terminationReason == .uncaughtSignal ? "signal" : "status") \(process.terminationStatus); inputs since the last check: \(file)\n\(tail)"
+                    "CRASH target=\(target) seed=\(seed): \(ended); inputs since the last check: \(file)\n\(excerpt)"
                 )
-                findings["crash: \(cause.first ?? tail.split(separator: "\n").last ?? "no message")", default: 0] += 1
+                findings["crash: \(cause.first ?? excerpt.split(separator: "\n").last ?? "no message")", default: 0] += 1
             }
             seed &+= 1
         }
