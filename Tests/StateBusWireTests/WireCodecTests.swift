@@ -220,6 +220,24 @@ struct WireCodecTests {
         }
     }
 
+    @Test("a run whose element operation is one no version defines, negative on the wire, is refused in any form")
+    func runWithNegativeElementOperation() throws {
+        // The fuzzer's publication (deploy/fuzz/regressions/replica-run-negative-operation.bin):
+        // one batch whose one cell is unpacked (so the fast path hands it to the general one)
+        // and names a pathed change of operation -1, a 10-byte varint that protobuf reads as
+        // an unrecognised enum case. The general path trapped converting it to UInt64.
+        let operation: [UInt8] = [0x18, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]
+        let run: [UInt8] = [0x08, 0x00, 0x10, 0xB9, 0x60, 0x18, 0x01, 0x20, 0x01, 0x30, 0x07, 0x62, UInt8(operation.count)] + operation
+        let bytes: [UInt8] = [0x08, 0x02, 0x6A, UInt8(run.count)] + run
+        #expect(throws: WireDecodingError.self) { try bytes.withUnsafeBytes { try UpdateRunReader(publication: $0) } }
+        #expect(throws: WireDecodingError.self) { try bytes.withUnsafeBytes(UpdateRunReader.canonical) }
+        #expect(throws: (any Error).self) { try bytes.withUnsafeBytes { try DecodedRun(publication: $0) } }
+        // The same run with operation 3 (move) reads.
+        let move: [UInt8] = [0x08, 0x02, 0x6A, 0x0F, 0x08, 0x00, 0x10, 0xB9, 0x60, 0x18, 0x01, 0x20, 0x01, 0x30, 0x07, 0x62, 0x02, 0x18, 0x03]
+        let (_, read) = try Self.readRun(try move.withUnsafeBytes(UpdateRunReader.canonical))
+        #expect(read.map(\.1) == [[IndexedChange(property: 0, path: .root, value: .null, operation: .move, position: 0)]])
+    }
+
     @Test("snapshot parts read back by hand and by the generated code")
     func snapshotParts() async {
         await propertyCheck(count: 200, input: Gen.int(in: 0...Int.max)) { seed in

@@ -242,7 +242,8 @@ struct GeneratedColumns {
             return IndexedChange(property: property, value: Value(wire: value))
         case .pathed:
             guard let change = pathed.popFirst() else { throw missing("pathed") }
-            guard let operation = PathCodec.operation(UInt64(change.operation.rawValue)) else {
+            // An enum value no version defines may be negative (protobuf's enums are int32).
+            guard let number = UInt64(exactly: change.operation.rawValue), let operation = PathCodec.operation(number) else {
                 throw .malformed("an element operation this view does not know")
             }
             return IndexedChange(
