@@ -46,6 +46,12 @@ extension HostServer {
             }
             if release.failure != nil { compensated = true }
         }
+        // Given back only now, so that the queue is the source of truth's alone again.
+        for index in releases.indices {
+            var published: [AppliedBatch] = []
+            swap(&published, &releases[index].batches)
+            state.recycle(published)
+        }
         // A failed commit queued compensating batches: they restore what the file holds, so
         // they go out at once.
         if compensated { publishPending() }
@@ -86,15 +92,17 @@ extension HostServer {
         swap(&encoder, &runEncoder)
         defer { swap(&encoder, &runEncoder) }
         encoder.start(object: object, epoch: state.epoch, firstSequence: batches.first!.sequence)
-        for batch in batches {
-            if encoder.batches > 0, encoder.encodedSize + batch.runSizeBound > limit {
+        // By index, each field read where it is: `for batch in batches` copies every batch,
+        // retaining and releasing its strings and values.
+        for index in batches.indices {
+            if encoder.batches > 0, encoder.encodedSize + batches[index].runSizeBound > limit {
                 publish(encoder.publication(), topic: topic)
-                encoder.start(object: object, epoch: state.epoch, firstSequence: batch.sequence)
+                encoder.start(object: object, epoch: state.epoch, firstSequence: batches[index].sequence)
             }
-            let fromView = batch.origin != nil && !isUndurable(batch, undurable)
-            encoder.beginBatch(origin: fromView ? batch.origin : nil, writeID: batch.writeID)
-            Self.append(batch.changes.first, to: &encoder)
-            for change in batch.changes.rest { Self.append(change, to: &encoder) }
+            let fromView = batches[index].origin != nil && !isUndurable(batches[index], undurable)
+            encoder.beginBatch(origin: fromView ? batches[index].origin : nil, writeID: batches[index].writeID)
+            Self.append(batches[index].changes.first, to: &encoder)
+            for change in batches[index].changes.rest { Self.append(change, to: &encoder) }
         }
         publish(encoder.publication(), topic: topic)
     }

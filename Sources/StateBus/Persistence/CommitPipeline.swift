@@ -122,9 +122,14 @@ final class CommitPipeline {
         var held: Set<BatchKey> = []
         // Commonly nothing is held: the whole list goes out as it is, not copied batch by
         // batch (a burst of the host's own changes is a list of a hundred thousand).
-        let firstHeld = taken.batches.firstIndex { batch in
-            persistence?.touchesPersisted(batch) ?? false || (!heldBatches.isEmpty && heldBatches[batch.object, default: 0] > 0)
-        }
+        // Without persistence and with nothing held, nothing can be: the list is not even
+        // walked (each look at a batch copies it, its strings and values retained).
+        let firstHeld =
+            persistence == nil && heldBatches.isEmpty
+            ? nil
+            : taken.batches.firstIndex { batch in
+                persistence?.touchesPersisted(batch) ?? false || (!heldBatches.isEmpty && heldBatches[batch.object, default: 0] > 0)
+            }
         let heldFrom = firstHeld ?? taken.batches.endIndex
         if heldFrom == taken.batches.endIndex {
             now.batches = taken.batches

@@ -11,6 +11,11 @@ final class SourceOfTruth: Sendable {
         var stores: [ObjectStore]
         /// Batches in sequence order per object, waiting for the loop to publish them.
         var unpublished: [AppliedBatch] = []
+        /// An empty queue with room, given back by the loop once it published what it took
+        /// (``recycle(_:)``): the next batches go into memory already in use, not into a new
+        /// allocation grown and copied (and, past the allocator's threshold, freshly mapped
+        /// pages faulted in one by one) after every take.
+        var spare: [AppliedBatch] = []
         /// Told the outcome of the group commit of the batches queued before them (for
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
         var durabilityWaiters: [DurabilityEntry] = []
@@ -113,17 +118,19 @@ final class SourceOfTruth: Sendable {
                 // Changed in place: a copy of the store would copy every value of the object.
                 switch changes {
                 case .one(let change):
-                    let applied = try inner.stores[index].validateAndApply(change, fromView: origin != nil, limits: limits)
-                    (sequence, resolved) = (applied.sequence, BatchChanges(applied.resolved))
+                    let (applied, changed) = try inner.stores[index].validateAndApply(change, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (applied, BatchChanges(consume changed))
                 case .many(let list):
-                    let applied = try inner.stores[index].validateAndApply(list, fromView: origin != nil, limits: limits)
-                    (sequence, resolved) = (applied.sequence, BatchChanges(applied.resolved))
+                    let (applied, changed) = try inner.stores[index].validateAndApply(list, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (applied, BatchChanges(consume changed))
                 }
             } catch {
                 return .failure(error)
             }
+            // Moved, not copied, into the queue: a copy retains every string and value the
+            // changes hold, and its end releases them.
             inner.unpublished.append(
-                AppliedBatch(object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: resolved))
+                AppliedBatch(object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: consume resolved))
             if let whenDurable { inner.durabilityWaiters.append(DurabilityEntry(object: object, sequence: sequence, waiter: whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
@@ -154,11 +161,35 @@ final class SourceOfTruth: Sendable {
         inner.withLock { inner in
             let burst = inner.unpublished.count >= Self.burstBatches
             inner.publishScheduled = burst
-            defer {
-                inner.unpublished.removeAll(keepingCapacity: true)
-                inner.durabilityWaiters.removeAll()
-            }
-            return (inner.unpublished, inner.durabilityWaiters, burst)
+            var taken: [AppliedBatch] = []
+            swap(&taken, &inner.spare)
+            swap(&taken, &inner.unpublished)
+            defer { inner.durabilityWaiters.removeAll() }
+            return (taken, inner.durabilityWaiters, burst)
+        }
+    }
+
+    /// A spare queue of at most this much room is always kept.
+    static let keptSpareBytes = 1 << 20
+    /// The most room a spare queue keeps: 16 MiB of batches (about 75,000), what a host's
+    /// code applying changes in a loop queues while the loop waits for a CPU.
+    static let maxSpareBytes = 16 << 20
+
+    /// Takes back a queue the loop took with ``takeUnpublished()`` and has published, to be
+    /// the next queue: emptied here, outside the lock (its batches' values are released).
+    /// Kept when it is small, or while bursts fill it (at least an eighth of its room was
+    /// used) up to ``maxSpareBytes``; a large one that went mostly unused is freed, so a
+    /// burst's memory goes with the burst.
+    func recycle(_ batches: consuming [AppliedBatch]) {
+        var batches = batches
+        let used = batches.count
+        batches.removeAll(keepingCapacity: true)
+        let bytes = batches.capacity * MemoryLayout<AppliedBatch>.stride
+        guard batches.capacity > 0, bytes <= Self.maxSpareBytes, bytes <= Self.keptSpareBytes || used * 8 >= batches.capacity else { return }
+        // The larger one is kept (a small queue made elsewhere does not displace a burst's);
+        // the other is freed when `batches` ends, after the lock.
+        inner.withLock { inner in
+            if inner.spare.capacity < batches.capacity { swap(&inner.spare, &batches) }
         }
     }
 }
