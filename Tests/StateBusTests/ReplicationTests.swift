@@ -82,6 +82,24 @@ struct ReplicationTests {
         }
     }
 
+    @Test("a replica takes its host's endpoint with spaces around it, in a list, and refuses a list with an empty entry")
+    func endpointList() async throws {
+        let host = try await Fixtures.host()
+        defer { host.stop() }
+        try host.update("sharedText", to: "listed", in: "SharedData")
+        // Spaces, a tab and a no-break space around the entries, as Foundation's
+        // CharacterSet.whitespaces trims them (the second host is never tried: the first leads).
+        let replica = try Replica(object: "SharedData", controlEndpoint: " \t\(host.controlEndpoint)\u{00A0} , ipc:///nonexistent/other ")
+        defer { replica.close() }
+        try await replica.waitUntilLive(timeout: .seconds(20))
+        #expect(replica["sharedText"] == "listed")
+        for list in ["\(host.controlEndpoint),", " , \(host.controlEndpoint)", "\(host.controlEndpoint),\t,ipc:///x"] {
+            let error = #expect(throws: StateBusError.self, "\(list)") { _ = try Replica(object: "SharedData", controlEndpoint: list) }
+            #expect(error?.code == .badRequest)
+            #expect(error?.message.contains("empty entry") == true)
+        }
+    }
+
     @Test("an unknown object is reported to the replica, not waited on forever")
     func unknownObject() async throws {
         let host = try await Fixtures.host()
