@@ -100,6 +100,25 @@ struct ReplicationTests {
         }
     }
 
+    @Test("a replica whose ipc endpoint has no socket says that nothing listens there, not that an answer was too large")
+    func nothingListening() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-nothing-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let endpoint = "ipc://\(folder.path)/host.control"
+        var configuration = ReplicaConfiguration()
+        configuration.requestTimeout = .milliseconds(200)
+        let replica = try Replica(object: "SharedData", controlEndpoint: endpoint, configuration: configuration)
+        defer { replica.close() }
+        try await replica.waitFor(timeout: .seconds(20), "the replica's error") { $0.lastError != nil }
+        let message = replica.lastError?.message ?? ""
+        #expect(replica.lastError?.code == .timeout)
+        #expect(message.contains("nothing listens at \(endpoint)"), "\(message)")
+        #expect(message.contains("Start the host"), "\(message)")
+        #expect(!message.contains("maxIncomingMessageBytes"), "\(message)")
+        #expect(replica.connectionState != .live)
+    }
+
     @Test("an unknown object is reported to the replica, not waited on forever")
     func unknownObject() async throws {
         let host = try await Fixtures.host()

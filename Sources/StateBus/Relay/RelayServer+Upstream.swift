@@ -405,9 +405,15 @@ extension RelayServer {
             // network failure).
             upstreamControlReadable()
             if let waited = upstreamRequests.unanswered(at: now), waited > timeout * 3 {
-                logger.warning(
-                    "\(upstreamEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
-                )
+                if let path = MissingIPCSocket.path(of: upstreamEndpoint) {
+                    logger.warning(
+                        "nothing listens at \(upstreamEndpoint): \(path) does not exist, and nothing answered for \(waited); still trying. Start the host or relay there, or give the control endpoint it prints when it starts"
+                    )
+                } else {
+                    logger.warning(
+                        "\(upstreamEndpoint) answered nothing for \(waited) (3 x upstreamRequestTimeout); if it is running, its answer may be larger than the relay reads (RelayConfiguration.maxIncomingMessageBytes, \(configuration.maxIncomingMessageBytes) bytes)"
+                    )
+                }
                 rejoinUpstream(because: "no answer on the control connection", silent: true)
                 return
             }
