@@ -42,9 +42,9 @@ struct ControlEndpoints: Sendable, Equatable {
     }
 
     /// An entry without the spaces around it: what Foundation's `CharacterSet.whitespaces`
-    /// trims (tabs and Unicode's space separators), in the standard library's terms. Foundation's
-    /// string code and its character tables, loaded by every view for this alone, added about 1
-    /// MiB to a view's resident memory.
+    /// trims (tabs and Unicode's space separators), in the standard library's terms, so that
+    /// a view does not load Foundation's string code and character tables into its resident
+    /// memory for this alone (the Performance article, on the view's memory).
     private static func trimmed(_ entry: Substring) -> String {
         func isSpace(_ scalar: Unicode.Scalar) -> Bool {
             scalar == " " || scalar == "\t" || (scalar.value >= 0x80 && scalar.properties.generalCategory == .spaceSeparator)
