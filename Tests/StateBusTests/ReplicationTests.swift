@@ -87,9 +87,11 @@ struct ReplicationTests {
         let host = try await Fixtures.host()
         defer { host.stop() }
         try host.update("sharedText", to: "listed", in: "SharedData")
-        // Spaces, a tab and a no-break space around the entries, as Foundation's
-        // CharacterSet.whitespaces trims them (the second host is never tried: the first leads).
-        let replica = try Replica(object: "SharedData", controlEndpoint: " \t\(host.controlEndpoint)\u{00A0} , ipc:///nonexistent/other ")
+        // Spaces, a tab, a no-break space and a zero-width space around the entries, as
+        // Foundation's CharacterSet.whitespaces trims them (the second host is never tried:
+        // the first leads).
+        let replica = try Replica(
+            object: "SharedData", controlEndpoint: " \t\(host.controlEndpoint)\u{00A0}\u{200B} , ipc:///nonexistent/other ")
         defer { replica.close() }
         try await replica.waitUntilLive(timeout: .seconds(20))
         #expect(replica["sharedText"] == "listed")
@@ -100,7 +102,7 @@ struct ReplicationTests {
         }
     }
 
-    @Test("a replica whose ipc endpoint has no socket says that nothing listens there, not that an answer was too large")
+    @Test("a replica whose ipc endpoint holds no socket says that nothing listens there, not that an answer was too large")
     func nothingListening() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("statebus-nothing-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -117,6 +119,13 @@ struct ReplicationTests {
         #expect(message.contains("Start the host"), "\(message)")
         #expect(!message.contains("maxIncomingMessageBytes"), "\(message)")
         #expect(replica.connectionState != .live)
+        // A path that holds a file, not a socket, is named as such.
+        let file = folder.appendingPathComponent("not-a-socket")
+        try Data("x".utf8).write(to: file)
+        let second = try Replica(object: "SharedData", controlEndpoint: "ipc://\(file.path)", configuration: configuration)
+        defer { second.close() }
+        try await second.waitFor(timeout: .seconds(20), "the replica's error") { $0.lastError != nil }
+        #expect(second.lastError?.message.contains("its path is not a socket") == true, "\(second.lastError?.message ?? "")")
     }
 
     @Test("an unknown object is reported to the replica, not waited on forever")

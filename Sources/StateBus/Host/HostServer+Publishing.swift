@@ -50,7 +50,7 @@ extension HostServer {
         for index in releases.indices {
             var published: [AppliedBatch] = []
             swap(&published, &releases[index].batches)
-            state.recycle(published)
+            state.recycle(consume published)
         }
         // A failed commit queued compensating batches: they restore what the file holds, so
         // they go out at once.

@@ -405,9 +405,9 @@ extension RelayServer {
             // network failure).
             upstreamControlReadable()
             if let waited = upstreamRequests.unanswered(at: now), waited > timeout * 3 {
-                if let path = MissingIPCSocket.path(of: upstreamEndpoint) {
+                if let problem = UnreachableIPCSocket.problem(of: upstreamEndpoint) {
                     logger.warning(
-                        "nothing listens at \(upstreamEndpoint): \(path) does not exist, and nothing answered for \(waited); still trying. Start the host or relay there, or give the control endpoint it prints when it starts"
+                        "nothing listens at \(upstreamEndpoint) (\(problem)), and nothing answered for \(waited); still trying. Start the host or relay there, or give the control endpoint it prints when it starts"
                     )
                 } else {
                     logger.warning(

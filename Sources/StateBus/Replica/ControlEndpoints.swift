@@ -42,12 +42,14 @@ struct ControlEndpoints: Sendable, Equatable {
     }
 
     /// An entry without the spaces around it: what Foundation's `CharacterSet.whitespaces`
-    /// trims (tabs and Unicode's space separators), in the standard library's terms, so that
-    /// a view does not load Foundation's string code and character tables into its resident
-    /// memory for this alone (the Performance article, on the view's memory).
+    /// trims (CoreFoundation's table: tab, Unicode's space separators and the zero-width space
+    /// U+200B), in the standard library's terms, so that a view does not load Foundation's
+    /// string code and character tables into its resident memory for this alone (the
+    /// Performance article, on the view's memory).
     private static func trimmed(_ entry: Substring) -> String {
         func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == " " || scalar == "\t" || (scalar.value >= 0x80 && scalar.properties.generalCategory == .spaceSeparator)
+            scalar == " " || scalar == "\t"
+                || (scalar.value >= 0x80 && (scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator))
         }
         let scalars = entry.unicodeScalars
         guard let first = scalars.firstIndex(where: { !isSpace($0) }), let last = scalars.lastIndex(where: { !isSpace($0) }) else {

@@ -422,22 +422,19 @@ final class ReplicaClient {
         // CPU, this timer can run before it.
         controlReadable()
         guard let waited = requests.unanswered(at: now), waited > configuration.requestTimeout * 3, !closed else { return false }
-        let limit = configuration.limits.maxIncomingMessageBytes
-        if let path = MissingIPCSocket.path(of: controlEndpoint) {
-            fail(
-                StateBusError(
-                    .timeout,
-                    "nothing listens at \(controlEndpoint): \(path) does not exist, and nothing answered for \(waited); still trying. "
-                        + "Start the host, or give the control endpoint it prints when it starts (control=…)", object: object))
+        let message: String
+        if let problem = UnreachableIPCSocket.problem(of: controlEndpoint) {
+            message =
+                "nothing listens at \(controlEndpoint) (\(problem)), and nothing answered for \(waited); still trying. "
+                + "Start the host, or give the control endpoint it prints when it starts (control=…)"
         } else {
-            fail(
-                StateBusError(
-                    .timeout,
-                    "the host at \(controlEndpoint) answered nothing for \(waited) (3 x ReplicaConfiguration.requestTimeout); "
-                        + "reconnecting. If the host is running, its answer may be larger than this replica reads "
-                        + "(ReplicaLimits.maxIncomingMessageBytes, \(limit) bytes): libzmq then drops the connection; raise the limit "
-                        + "above the host's HostLimits.maxObjectBytes", object: object))
+            message =
+                "the host at \(controlEndpoint) answered nothing for \(waited) (3 x ReplicaConfiguration.requestTimeout); "
+                + "reconnecting. If the host is running, its answer may be larger than this replica reads "
+                + "(ReplicaLimits.maxIncomingMessageBytes, \(configuration.limits.maxIncomingMessageBytes) bytes): libzmq then "
+                + "drops the connection; raise the limit above the host's HostLimits.maxObjectBytes"
         }
+        fail(StateBusError(.timeout, message, object: object))
         endpoints.leaveSilent(at: now, suspectingFor: configuration.requestTimeout * 2)
         connect()
         return true

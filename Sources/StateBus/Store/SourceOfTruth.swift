@@ -13,8 +13,8 @@ final class SourceOfTruth: Sendable {
         var unpublished: [AppliedBatch] = []
         /// An empty queue with room, given back by the loop once it published what it took
         /// (``recycle(_:)``): the next batches go into memory already in use, not into a new
-        /// allocation grown and copied (and, past the allocator's threshold, freshly mapped
-        /// pages faulted in one by one) after every take.
+        /// allocation after every take, whose pages (past the allocator's threshold, freshly
+        /// mapped) are faulted in one by one as the batches are written.
         var spare: [AppliedBatch] = []
         /// Told the outcome of the group commit of the batches queued before them (for
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
@@ -118,11 +118,11 @@ final class SourceOfTruth: Sendable {
                 // Changed in place: a copy of the store would copy every value of the object.
                 switch changes {
                 case .one(let change):
-                    let (applied, changed) = try inner.stores[index].validateAndApply(change, fromView: origin != nil, limits: limits)
-                    (sequence, resolved) = (applied, BatchChanges(consume changed))
+                    let (newSequence, changed) = try inner.stores[index].validateAndApply(change, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (newSequence, BatchChanges(consume changed))
                 case .many(let list):
-                    let (applied, changed) = try inner.stores[index].validateAndApply(list, fromView: origin != nil, limits: limits)
-                    (sequence, resolved) = (applied, BatchChanges(consume changed))
+                    let (newSequence, changed) = try inner.stores[index].validateAndApply(list, fromView: origin != nil, limits: limits)
+                    (sequence, resolved) = (newSequence, BatchChanges(consume changed))
                 }
             } catch {
                 return .failure(error)
@@ -171,8 +171,8 @@ final class SourceOfTruth: Sendable {
 
     /// A spare queue of at most this much room is always kept.
     static let keptSpareBytes = 1 << 20
-    /// The most room a spare queue keeps: 16 MiB of batches (about 75,000), what a host's
-    /// code applying changes in a loop queues while the loop waits for a CPU.
+    /// The most room a spare queue keeps, for a host whose code applies changes in a loop
+    /// faster than its loop publishes them.
     static let maxSpareBytes = 16 << 20
 
     /// Takes back a queue the loop took with ``takeUnpublished()`` and has published, to be
@@ -181,7 +181,6 @@ final class SourceOfTruth: Sendable {
     /// used) up to ``maxSpareBytes``; a large one that went mostly unused is freed, so a
     /// burst's memory goes with the burst.
     func recycle(_ batches: consuming [AppliedBatch]) {
-        var batches = batches
         let used = batches.count
         batches.removeAll(keepingCapacity: true)
         let bytes = batches.capacity * MemoryLayout<AppliedBatch>.stride
