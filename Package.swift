@@ -39,8 +39,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0")
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -54,6 +53,13 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        // libcurl, the etcd client's HTTP: a library the system has, so that no HTTP or TLS
+        // stack is compiled with StateBus; `deploy/setup.sh` installs its headers.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
         ),
         // fork and exec with a parent-death signal, which posix_spawn cannot ask for: the
         // launcher's children end when it does, however it ends.
@@ -108,17 +114,11 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics")
             ], swiftSettings: strict
         ),
-        // etcd's v3 API (its JSON gateway, over async-http-client) and a leader election on
-        // it. Knows nothing of StateBus.
+        // etcd's v3 API (its JSON gateway, over libcurl) and a leader election on it. Knows
+        // nothing of StateBus.
         .target(
             name: "StateBusEtcd",
-            dependencies: [
-                "StateBusRuntime",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio")
-            ], swiftSettings: strict
+            dependencies: ["StateBusRuntime", "CCurl", .product(name: "Logging", package: "swift-log")], swiftSettings: strict
         ),
         // High availability: hosts of a group, one leading through etcd's election, the others
         // standing by; persisted state in etcd behind a fencing check.
@@ -267,9 +267,7 @@ let package = Package(
         .testTarget(
             name: "StateBusEtcdTests",
             dependencies: [
-                "StateBusEtcd", "StateBusLaunch", "StateBusRuntime", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client")
+                "StateBusEtcd", "StateBusLaunch", "StateBusRuntime", .product(name: "Logging", package: "swift-log")
             ], swiftSettings: strict
         ),
         // The testing product's own tests: they run the built `statebus` for process nodes.

@@ -3,7 +3,8 @@
 # run installs nothing. Uses apt-get as root, sudo otherwise, and says what to do when
 # neither works.
 #
-#   deploy/setup.sh              libzmq (libzmq3-dev), SQLite (libsqlite3-dev) and pkg-config
+#   deploy/setup.sh              libzmq (libzmq3-dev), SQLite (libsqlite3-dev), libcurl
+#                                (libcurl4-openssl-dev, etcd's client) and pkg-config
 #   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
 #   deploy/setup.sh --browser    also Chromium and chromedriver, for the inspector's browser test
 #   deploy/setup.sh --python     also Python 3 with venv, for the Python client (clients/python)
@@ -20,7 +21,7 @@ for arg in "$@"; do
     --browser) want_browser=yes ;;
     --python) want_python=yes ;;
     --etcd) want_etcd=yes ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -29,6 +30,7 @@ missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libzmq 2>/dev/null; then missing+=(libzmq3-dev); fi
 if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
+if ! pkg-config --exists libcurl 2>/dev/null; then missing+=(libcurl4-openssl-dev); fi
 if [ "$want_protoc" = yes ] && ! command -v protoc >/dev/null 2>&1; then missing+=(protobuf-compiler); fi
 if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
 if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromedriver ]; then missing+=(chromium-driver); fi

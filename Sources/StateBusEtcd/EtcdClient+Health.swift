@@ -1,6 +1,5 @@
-import AsyncHTTPClient
+import Foundation
 import Logging
-import NIOCore
 
 extension EtcdClient {
     /// Asks the endpoints, in turn, whether etcd is healthy (`GET /health`): it is when one
@@ -13,34 +12,32 @@ extension EtcdClient {
         var lastReason = "no endpoint was tried"
         var lastKind = EtcdError.Kind.unreachable
         var tried: [String] = []
-        let client = httpClient
-        let timeout = requestTimeout
-        let logger = logger
         for endpoint in endpointsInTryOrder() {
             tried.append(endpoint)
-            let request = HTTPClientRequest(url: endpoint + "/health")
+            let answer: (status: Int, body: Data)
             do {
-                let body = try await withDeadline(timeout) {
-                    let response = try await client.execute(request, timeout: TimeAmount(timeout), logger: logger)
-                    return try await response.body.collect(upTo: 4096)
-                }
-                guard let body else {
-                    (lastKind, lastReason) = (.timeout, "\(endpoint) did not answer within \(timeout)")
-                    continue
-                }
-                answered = true
-                let text = String(buffer: body)
-                if text.contains("\"health\":\"true\"") {
-                    endpointAnswered(endpoint)
-                    return true
-                }
-                lastReason = "\(endpoint) is not healthy: \(text)"
+                answer = try await transfers.exchange(request(.get, "/health", at: endpoint), limit: 4096)
             } catch {
-                if Task.isCancelled {
+                switch error {
+                case .cancelled, .shutDown:
                     throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd health check was cancelled")
+                case .timedOut:
+                    (lastKind, lastReason) = (.timeout, "\(endpoint) did not answer within \(requestTimeout)")
+                case .unreachable(let why):
+                    (lastKind, lastReason) = (.unreachable, "\(endpoint) could not be reached: \(why)")
+                case .refusedByReceiver(let why):
+                    answered = true
+                    lastReason = "\(endpoint) answered /health with something else: \(why)"
                 }
-                (lastKind, lastReason) = (.unreachable, "\(endpoint) could not be reached: \(error)")
+                continue
             }
+            answered = true
+            let text = String(decoding: answer.body, as: UTF8.self)
+            if answer.status == 200, text.contains("\"health\":\"true\"") {
+                endpointAnswered(endpoint)
+                return true
+            }
+            lastReason = "\(endpoint) is not healthy: HTTP \(answer.status) \(text)"
         }
         if answered { return false }
         throw EtcdError(lastKind, endpoints: tried, message: "etcd health check failed at every endpoint tried; the last one: \(lastReason)")

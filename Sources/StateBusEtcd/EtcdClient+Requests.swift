@@ -1,7 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
-import NIOHTTP1
 
 // One unary call: encode, post to each endpoint in turn with a deadline, classify the answer.
 // Which failures move on to the next endpoint is decided here and nowhere else.
@@ -28,9 +25,9 @@ extension EtcdClient {
     func post<Request: Encodable & Sendable, Response: Decodable & Sendable>(
         _ path: String, _ request: Request, framing: Framing = .unary, as response: Response.Type = Response.self
     ) async throws(EtcdError) -> Response {
-        let body: ByteBuffer
+        let body: [UInt8]
         do {
-            body = ByteBuffer(bytes: try JSONEncoder().encode(request))
+            body = Array(try JSONEncoder().encode(request))
         } catch {
             throw EtcdError(.invalidArgument, endpoints: endpoints, message: "Could not encode the request to \(path): \(error)")
         }
@@ -57,43 +54,33 @@ extension EtcdClient {
 
     /// One endpoint's attempt at a call.
     private func attempt<Response: Decodable & Sendable>(
-        _ path: String, body: ByteBuffer, at endpoint: String, framing: Framing
+        _ path: String, body: [UInt8], at endpoint: String, framing: Framing
     ) async throws(EtcdError) -> AttemptOutcome<Response> {
-        var request = HTTPClientRequest(url: endpoint + path)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(body)
-        let prepared = request
-        let client = httpClient
-        let timeout = requestTimeout
-        let logger = logger
-        let exchanged: (status: HTTPResponseStatus, body: ByteBuffer)?
+        let answer: (status: Int, body: Data)
         do {
-            exchanged = try await withDeadline(timeout) {
-                let response = try await client.execute(prepared, timeout: TimeAmount(timeout), logger: logger)
-                return (response.status, try await response.body.collect(upTo: Self.maximumBodyBytes))
-            }
+            answer = try await transfers.exchange(request(.post, path, at: endpoint, body: body), limit: Self.maximumBodyBytes)
         } catch {
-            if Task.isCancelled {
+            switch error {
+            case .cancelled:
                 throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd request \(path) was cancelled")
+            case .shutDown:
+                throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd request \(path) was ended: the client was shut down")
+            case .timedOut:
+                return .tryNext(.timeout, "\(endpoint) did not answer within \(requestTimeout)")
+            case .unreachable(let why):
+                return .tryNext(.unreachable, "\(endpoint) could not be reached: \(why)")
+            case .refusedByReceiver(let why):
+                throw EtcdError(.badResponse, endpoints: [endpoint], message: "Could not read etcd's answer to \(path): \(why)")
             }
-            if let httpError = error as? HTTPClientError, httpError == .deadlineExceeded {
-                return .tryNext(.timeout, "\(endpoint) did not answer within \(timeout)")
-            }
-            return .tryNext(.unreachable, "\(endpoint) could not be reached: \(error)")
         }
-        guard let exchanged else {
-            return .tryNext(.timeout, "\(endpoint) did not answer within \(timeout)")
-        }
-        return try classify(exchanged.status, exchanged.body, path: path, endpoint: endpoint, framing: framing)
+        return try classify(answer.status, answer.body, path: path, endpoint: endpoint, framing: framing)
     }
 
     /// Turns an HTTP answer into a decoded response, a reason to try the next endpoint, or an error.
     private func classify<Response: Decodable & Sendable>(
-        _ status: HTTPResponseStatus, _ body: ByteBuffer, path: String, endpoint: String, framing: Framing
+        _ status: Int, _ bytes: Data, path: String, endpoint: String, framing: Framing
     ) throws(EtcdError) -> AttemptOutcome<Response> {
-        let bytes = Data(body.readableBytesView)
-        guard status == .ok else {
+        guard status == 200 else {
             let refusal = refusal(status: status, body: bytes, path: path, endpoint: endpoint)
             if refusal.tryNext { return .tryNext(refusal.error.kind, refusal.error.message) }
             throw refusal.error
@@ -132,7 +119,7 @@ extension EtcdClient {
 
     /// Reads an answer other than HTTP 200: a unary error body, a streaming error line, or
     /// something else.
-    func refusal(status: HTTPResponseStatus, body bytes: Data, path: String, endpoint: String) -> Refusal {
+    func refusal(status: Int, body bytes: Data, path: String, endpoint: String) -> Refusal {
         let decoder = JSONDecoder()
         if let unary = try? decoder.decode(WireUnaryError.self, from: bytes), unary.code != nil {
             return refusal(grpcCode: unary.code, message: unary.message ?? unary.error, status: status, path: path, endpoint: endpoint)
@@ -140,7 +127,7 @@ extension EtcdClient {
         if let line = try? decoder.decode(WireStreamLine<WireEmpty>.self, from: firstLine(of: bytes)), let error = line.error {
             return refusal(grpcCode: error.grpcCode, message: error.message, status: status, path: path, endpoint: endpoint)
         }
-        if status == .serviceUnavailable {
+        if status == 503 {
             return Refusal(
                 error: EtcdError(
                     .rejected(grpcCode: 14, message: preview(bytes)), endpoints: [endpoint],
@@ -150,16 +137,16 @@ extension EtcdClient {
         return Refusal(
             error: EtcdError(
                 .badResponse, endpoints: [endpoint],
-                message: "etcd answered \(path) with HTTP \(status.code) and an unexpected body: \(preview(bytes))"),
+                message: "etcd answered \(path) with HTTP \(status) and an unexpected body: \(preview(bytes))"),
             tryNext: false)
     }
 
     /// An error that etcd reported with a gRPC code: unavailable (no leader, timed out inside
     /// etcd) may go better at another endpoint; a missing lease and every other refusal not.
-    func refusal(grpcCode: Int?, message: String?, status: HTTPResponseStatus, path: String, endpoint: String) -> Refusal {
+    func refusal(grpcCode: Int?, message: String?, status: Int, path: String, endpoint: String) -> Refusal {
         let code = grpcCode ?? -1
-        let text = message ?? "HTTP \(status.code)"
-        if code == 14 || status == .serviceUnavailable {
+        let text = message ?? "HTTP \(status)"
+        if code == 14 || status == 503 {
             return Refusal(
                 error: EtcdError(.rejected(grpcCode: code, message: text), endpoints: [endpoint], message: "\(endpoint) is unavailable: \(text)"),
                 tryNext: true)
@@ -170,7 +157,7 @@ extension EtcdClient {
         return Refusal(
             error: EtcdError(
                 .rejected(grpcCode: code, message: text), endpoints: [endpoint],
-                message: "etcd refused \(path) (gRPC code \(code), HTTP \(status.code)): \(text)"),
+                message: "etcd refused \(path) (gRPC code \(code), HTTP \(status)): \(text)"),
             tryNext: false)
     }
 

@@ -1,6 +1,4 @@
-import AsyncHTTPClient
 import Foundation
-import NIOCore
 import Synchronization
 
 // Watches: one streaming POST /v3/watch per watch, answered with newline-delimited JSON
@@ -50,9 +48,9 @@ extension EtcdClient {
     private func runWatch(
         _ create: WireWatchCreateRequest, _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
     ) async throws(EtcdError) {
-        let body: ByteBuffer
+        let body: [UInt8]
         do {
-            body = ByteBuffer(bytes: try JSONEncoder().encode(WireWatchRequest(createRequest: create)))
+            body = Array(try JSONEncoder().encode(WireWatchRequest(createRequest: create)))
         } catch {
             throw EtcdError(.invalidArgument, endpoints: endpoints, message: "Could not encode the watch request: \(error)")
         }
@@ -86,7 +84,7 @@ extension EtcdClient {
 
     /// Streams one endpoint's watch, with the request timeout on its opening and none after.
     private func streamWatch(
-        _ body: ByteBuffer, at endpoint: String, opened: WatchOpened,
+        _ body: [UInt8], at endpoint: String, opened: WatchOpened,
         _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
     ) async throws(WatchEnd) {
         let timeout = requestTimeout
@@ -111,6 +109,11 @@ extension EtcdClient {
             if Task.isCancelled {
                 throw WatchEnd(error: EtcdError(.cancelled, endpoints: [endpoint], message: "etcd watch was cancelled"), mayGoBetterElsewhere: false)
             }
+            if case .shutDown = error as? HTTPTransferError {
+                throw WatchEnd(
+                    error: EtcdError(.cancelled, endpoints: [endpoint], message: "etcd watch was ended: the client was shut down"),
+                    mayGoBetterElsewhere: false)
+            }
             throw WatchEnd(
                 error: EtcdError(.unreachable, endpoints: [endpoint], message: "etcd watch stream from \(endpoint) broke: \(error)"),
                 mayGoBetterElsewhere: true)
@@ -119,34 +122,28 @@ extension EtcdClient {
 
     /// Sends the watch request and reads its answer lines until the stream ends.
     private func readWatch(
-        _ body: ByteBuffer, at endpoint: String, opened: WatchOpened,
+        _ body: [UInt8], at endpoint: String, opened: WatchOpened,
         _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
     ) async throws {
-        var request = HTTPClientRequest(url: endpoint + "/v3/watch")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(body)
+        let reader = WatchAnswerReader(limit: Self.maximumBodyBytes) { [self] line in
+            try handleWatchLine(line, endpoint: endpoint, opened: opened, continuation)
+        }
         // No deadline here: the caller's timer bounds the opening, and an open watch is
         // silent for as long as nothing changes.
-        let response = try await httpClient.execute(request, deadline: .distantFuture, logger: logger)
-        guard response.status == .ok else {
-            let bytes = Data((try? await response.body.collect(upTo: 65536))?.readableBytesView ?? ByteBuffer().readableBytesView)
-            let refusal = refusal(status: response.status, body: bytes, path: "/v3/watch", endpoint: endpoint)
+        do throws(HTTPTransferError) {
+            try await transfers.perform(request(.post, "/v3/watch", at: endpoint, body: body, streaming: true), receiver: reader)
+        } catch {
+            guard case .refusedByReceiver(let why) = error else { throw error }
+            if let end = why as? WatchEnd { throw end }
+            throw WatchEnd(
+                error: EtcdError(.badResponse, endpoints: [endpoint], message: "Could not read etcd's watch stream from \(endpoint): \(why)"),
+                mayGoBetterElsewhere: false)
+        }
+        guard reader.status == 200 else {
+            let refusal = refusal(status: reader.status, body: reader.refusalBody, path: "/v3/watch", endpoint: endpoint)
             throw WatchEnd(error: refusal.error, mayGoBetterElsewhere: refusal.tryNext)
         }
-        var pending: [UInt8] = []
-        for try await chunk in response.body {
-            pending.append(contentsOf: chunk.readableBytesView)
-            var lineStart = 0
-            while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
-                try handleWatchLine(Data(pending[lineStart..<newline]), endpoint: endpoint, opened: opened, continuation)
-                lineStart = newline + 1
-            }
-            pending.removeFirst(lineStart)
-        }
-        if !pending.isEmpty {
-            try handleWatchLine(Data(pending), endpoint: endpoint, opened: opened, continuation)
-        }
+        try reader.readLastLine()
         throw WatchEnd(
             error: EtcdError(.unreachable, endpoints: [endpoint], message: "etcd at \(endpoint) closed the watch stream"),
             mayGoBetterElsewhere: !opened.isOpen)
@@ -166,7 +163,7 @@ extension EtcdClient {
                 mayGoBetterElsewhere: false)
         }
         if let error = message.error {
-            let refusal = refusal(grpcCode: error.grpcCode, message: error.message, status: .ok, path: "/v3/watch", endpoint: endpoint)
+            let refusal = refusal(grpcCode: error.grpcCode, message: error.message, status: 200, path: "/v3/watch", endpoint: endpoint)
             throw WatchEnd(error: refusal.error, mayGoBetterElsewhere: refusal.tryNext && !opened.isOpen)
         }
         guard let result = message.result else { return }
@@ -195,4 +192,56 @@ private final class WatchOpened: Sendable {
     var isOpen: Bool { opened.load(ordering: .acquiring) }
 
     func markOpen() { opened.store(true, ordering: .releasing) }
+}
+
+/// Reads a watch's answer on the transfers' thread: newline-delimited JSON lines, each handed
+/// on as soon as it is whole; or, when the status is not 200, the start of the error body.
+private final class WatchAnswerReader: HTTPAnswerReceiver, @unchecked Sendable {
+    // Sendable: used by the transfers' thread while the transfer runs, and by the caller
+    // only after `HTTPTransfers.perform` has returned, which the transfer's continuation
+    // orders after the thread's last use.
+
+    /// The answer's status code.
+    private(set) var status = 0
+    /// The start of a refusal's body.
+    private(set) var refusalBody = Data()
+    /// The bytes of the line not yet whole.
+    private var pending: [UInt8] = []
+    /// The longest line kept.
+    private let limit: Int
+    /// Takes each whole line; throwing ends the watch.
+    private let line: @Sendable (Data) throws -> Void
+
+    /// A reader of lines up to `limit` bytes, each given to `line`.
+    init(limit: Int, line: @escaping @Sendable (Data) throws -> Void) {
+        self.limit = limit
+        self.line = line
+    }
+
+    func receive(status: Int) {
+        self.status = status
+    }
+
+    func receive(body piece: UnsafeRawBufferPointer) throws {
+        guard status == 200 else {
+            // Only its start is read: a refusal is one short JSON message.
+            refusalBody.append(contentsOf: piece.prefix(max(0, 65536 - refusalBody.count)))
+            return
+        }
+        pending.append(contentsOf: piece)
+        var lineStart = 0
+        while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+            try line(Data(pending[lineStart..<newline]))
+            lineStart = newline + 1
+        }
+        pending.removeFirst(lineStart)
+        guard pending.count <= limit else { throw HTTPAnswerCollector.AnswerTooLarge(limit: limit) }
+    }
+
+    /// Hands on the last line when the stream ended without a newline after it.
+    func readLastLine() throws {
+        guard !pending.isEmpty else { return }
+        try line(Data(pending))
+        pending = []
+    }
 }

@@ -1,8 +1,5 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import NIOHTTP1
 import StateBusRuntime
 
 /// A client of etcd's v3 API through its JSON gateway (`POST /v3/...`), for etcd 3.4 or later.
@@ -16,8 +13,9 @@ import StateBusRuntime
 /// A call that timed out may still have been applied: re-read before retrying a write that is
 /// not idempotent.
 ///
-/// The client owns one `HTTPClient` on the shared event loop group. Call ``shutdown()`` when
-/// done with it; a debug build traps when it is released without that.
+/// The client sends its requests with libcurl, on one thread of its own, and keeps their
+/// connections open for reuse. Call ``shutdown()`` when done with it, to end its open watches
+/// at once; releasing the client ends them and its thread too.
 ///
 /// Thread safety: all methods may be called from any task or thread at once.
 public final class EtcdClient: Sendable {
@@ -26,7 +24,7 @@ public final class EtcdClient: Sendable {
     /// How long one endpoint has to answer one request.
     public let requestTimeout: Duration
     let logger: Logger
-    let httpClient: HTTPClient
+    let transfers: HTTPTransfers
     /// The index of the endpoint that answered last, which is tried first.
     private let preferredEndpoint = Locked<Int>(0)
 
@@ -57,25 +55,23 @@ public final class EtcdClient: Sendable {
         self.endpoints = validated
         self.requestTimeout = requestTimeout
         self.logger = logger
-        var configuration = HTTPClient.Configuration()
-        // The connect timeout matches the request's; no read timeout, because a watch is
-        // silent for as long as nothing changes (each call has its own deadline instead).
-        configuration.timeout = .init(connect: TimeAmount(requestTimeout), read: nil)
-        configuration.redirectConfiguration = .disallow
-        // A refused connection fails the request at once instead of being retried until the
-        // connect timeout: the client moves on to the next endpoint itself, and a refusal is
-        // reported as `unreachable`, not as a timeout.
-        configuration.connectionPool.retryConnectionEstablishment = false
-        httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            transfers = try HTTPTransfers()
+        } catch {
+            throw EtcdError(.unreachable, endpoints: validated, message: "The etcd client could not start: \(error)")
+        }
     }
 
     /// Closes the client's connections, ending open watches. Call it once, when done.
     public func shutdown() async {
-        do {
-            try await httpClient.shutdown()
-        } catch {
-            logger.debug("etcd client shutdown", metadata: ["error": "\(error)"])
-        }
+        transfers.shutdown()
+    }
+
+    /// A request to `endpoint`: connecting may take the request timeout, and so may the whole
+    /// exchange unless it is a stream (`timeout` nil).
+    func request(_ method: HTTPRequest.Method, _ path: String, at endpoint: String, body: [UInt8] = [], streaming: Bool = false) -> HTTPRequest {
+        HTTPRequest(
+            method: method, url: endpoint + path, body: body, connectTimeout: requestTimeout, timeout: streaming ? nil : requestTimeout)
     }
 
     /// The endpoints in the order one call tries them: the last one that answered first.

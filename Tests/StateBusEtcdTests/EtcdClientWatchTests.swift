@@ -1,5 +1,3 @@
-import AsyncHTTPClient
-import NIOCore
 import StateBusEtcd
 import Synchronization
 import Testing
@@ -46,13 +44,8 @@ struct EtcdClientWatchTests {
         try await withEtcdClient { server, client in
             let first = try await client.put(key: "/w/k", value: "1")
             let latest = try await client.put(key: "/w/k", value: "2")
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            var compaction = HTTPClientRequest(url: server.endpoint + "/v3/kv/compaction")
-            compaction.method = .POST
-            compaction.body = .bytes(ByteBuffer(string: "{\"revision\":\"\(latest)\",\"physical\":true}"))
-            let response = try await http.execute(compaction, timeout: .seconds(5))
-            try await http.shutdown()
-            #expect(response.status == .ok)
+            let response = try await etcdHTTP(server.endpoint + "/v3/kv/compaction", post: "{\"revision\":\"\(latest)\",\"physical\":true}")
+            #expect(response.status == 200)
             do {
                 for try await event in client.watch(key: bytes("/w/k"), startRevision: first) {
                     Issue.record("a compacted revision was replayed: \(event)")
@@ -90,14 +83,36 @@ struct EtcdClientWatchTests {
         }
     }
 
+    @Test("shutting the client down ends its open watch, and its later calls, as cancelled")
+    func shutdownEndsWatches() async throws {
+        try await EtcdTestServer.withEtcd(logger: testLogger) { server in
+            let client = try EtcdClient(endpoints: [server.endpoint], logger: testLogger)
+            let start = try await client.get(key: "/w/s").revision + 1
+            var iterator = client.watch(key: bytes("/w/s"), startRevision: start).makeAsyncIterator()
+            try await client.put(key: "/w/s", value: "v")
+            #expect(try await iterator.next()?.keyValue.valueString == "v")
+            await client.shutdown()
+            do {
+                let event = try await iterator.next()
+                Issue.record("the watch went on after the client was shut down: \(String(describing: event))")
+            } catch let error as EtcdError {
+                #expect(error.kind == .cancelled)
+                #expect(error.message.contains("shut down"))
+            }
+            do {
+                let value = try await client.get(key: "/w/s")
+                Issue.record("a call after shutdown was answered: \(value)")
+            } catch let error as EtcdError {
+                #expect(error.kind == .cancelled)
+            }
+        }
+    }
+
     @Test("cancelling the task that consumes a watch closes it in etcd")
     func cancellingClosesTheWatch() async throws {
         try await withEtcdClient { server, client in
-            let http = HTTPClient(eventLoopGroupProvider: .singleton)
-            defer { Task { try? await http.shutdown() } }
             func openWatchStreams() async throws -> Int {
-                let response = try await http.execute(HTTPClientRequest(url: server.endpoint + "/metrics"), timeout: .seconds(5))
-                let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+                let text = String(decoding: try await etcdHTTP(server.endpoint + "/metrics").body, as: UTF8.self)
                 let line = text.split(separator: "\n").first { $0.hasPrefix("etcd_debugging_mvcc_watch_stream_total ") }
                 return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? -1
             }

@@ -1,10 +1,9 @@
-import AsyncHTTPClient
 import Foundation
 import Logging
-import NIOCore
-import StateBusEtcd
 import StateBusRuntime
 import Testing
+
+@testable import StateBusEtcd
 
 /// The tests' logger: warnings and worse, on standard error.
 let testLogger: Logger = {
@@ -103,19 +102,23 @@ func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
 /// The index of the cluster member that is etcd's raft leader now, from each member's
 /// `/v3/maintenance/status` (its own member ID in the header, and the leader's ID).
 func raftLeaderIndex(of cluster: EtcdTestCluster) async throws -> Int {
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
-    defer { Task { try? await http.shutdown() } }
     for (index, endpoint) in cluster.endpoints.enumerated() {
-        var request = HTTPClientRequest(url: endpoint + "/v3/maintenance/status")
-        request.method = .POST
-        request.body = .bytes(ByteBuffer(string: "{}"))
-        let response = try await http.execute(request, timeout: .seconds(2))
-        let body = try await response.body.collect(upTo: 1 << 16)
-        guard let status = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+        let body = try await etcdHTTP(endpoint + "/v3/maintenance/status", post: "{}").body
+        guard let status = try JSONSerialization.jsonObject(with: body) as? [String: Any],
             let header = status["header"] as? [String: Any], let member = header["member_id"] as? String,
             let leader = status["leader"] as? String
         else { continue }
         if member == leader { return index }
     }
     throw WaitTimeout(description: "no member of \(cluster.endpoints) says it is the raft leader")
+}
+
+/// One HTTP request to etcd outside the client's API (its metrics, maintenance calls), sent
+/// the way the client sends its own: a `POST` of `body` when it is given, a `GET` otherwise.
+func etcdHTTP(_ url: String, post body: String? = nil) async throws -> (status: Int, body: Data) {
+    let transfers = try HTTPTransfers()
+    defer { transfers.shutdown() }
+    let request = HTTPRequest(
+        method: body == nil ? .get : .post, url: url, body: Array((body ?? "").utf8), connectTimeout: .seconds(5), timeout: .seconds(5))
+    return try await transfers.exchange(request, limit: 4 << 20)
 }
