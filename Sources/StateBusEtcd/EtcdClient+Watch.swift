@@ -198,8 +198,8 @@ private final class WatchOpened: Sendable {
 /// on as soon as it is whole; or, when the status is not 200, the start of the error body.
 private final class WatchAnswerReader: HTTPAnswerReceiver, @unchecked Sendable {
     // Sendable: used by the transfers' thread while the transfer runs, and by the caller
-    // only after `HTTPTransfers.perform` has returned, which the transfer's continuation
-    // orders after the thread's last use.
+    // only after `HTTPTransfers.perform` has returned; the transfer's ending, stored and read
+    // under a lock after the thread's last use, orders the two.
 
     /// The answer's status code.
     private(set) var status = 0

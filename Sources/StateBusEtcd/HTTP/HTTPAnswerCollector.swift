@@ -4,7 +4,7 @@ import Foundation
 final class HTTPAnswerCollector: HTTPAnswerReceiver, @unchecked Sendable {
     // Sendable: `status` and `body` are written only by the transfers' thread while the
     // transfer runs, and read by the caller only after `HTTPTransfers.perform` has returned;
-    // the transfer's continuation, resumed after the last write, orders the two.
+    // the transfer's ending, stored and read under a lock after the last write, orders the two.
 
     /// The answer's status code, 0 until it arrives.
     private(set) var status = 0

@@ -1,12 +1,16 @@
 import CCurl
+import StateBusRuntime
 import Synchronization
 
 /// One request on its way: its libcurl easy handle while it runs, and the task waiting for it.
 final class HTTPTransfer: @unchecked Sendable {
-    // Sendable: `request`, `receiver` and `cancelled` are immutable, Sendable or atomic. The
-    // rest is touched by one thread at a time: the caller sets `waiter` before it queues the
-    // transfer (the inbox's lock orders that before the transfers' thread takes it), and from
-    // then on only the transfers' thread reads or writes it, until it resumes `waiter`, once.
+    // Sendable: `request`, `receiver`, `cancelled` and `result` are immutable, Sendable,
+    // atomic or a lock. The rest is touched by one thread at a time: the caller sets `waiter`
+    // before it queues the transfer (the inbox's lock orders that before the transfers'
+    // thread takes it), and from then on only the transfers' thread reads or writes it, until
+    // it stores `result` and resumes `waiter`, once. The caller reads `result` under its lock
+    // after that, which orders every write the transfers' thread made (the receiver's too)
+    // before the caller's reads, in a way ThreadSanitizer sees as well.
 
     /// What to send.
     let request: HTTPRequest
@@ -16,7 +20,9 @@ final class HTTPTransfer: @unchecked Sendable {
     /// cancellation never starts.
     let cancelled = Atomic<Bool>(false)
     /// The task waiting for the transfer's end.
-    var waiter: CheckedContinuation<Result<Void, HTTPTransferError>, Never>?
+    var waiter: CheckedContinuation<Void, Never>?
+    /// How the transfer ended, once it has.
+    private let result = Locked<Result<Void, HTTPTransferError>?>(nil)
     /// The easy handle, while the transfer runs.
     private(set) var handle: UnsafeMutableRawPointer?
     /// The request's header lines, owned until the handle is freed.
@@ -107,11 +113,18 @@ final class HTTPTransfer: @unchecked Sendable {
         }
     }
 
-    /// Frees the handle (already taken off the multi handle) and resumes the waiting task.
-    func complete(_ result: Result<Void, HTTPTransferError>) {
+    /// Frees the handle (already taken off the multi handle), keeps how the transfer ended and
+    /// resumes the waiting task.
+    func complete(_ outcome: Result<Void, HTTPTransferError>) {
         freeHandle()
-        waiter?.resume(returning: result)
+        result.withLock { $0 = outcome }
+        waiter?.resume()
         waiter = nil
+    }
+
+    /// How the transfer ended: for the waiting task, once it is resumed.
+    func ending() -> Result<Void, HTTPTransferError> {
+        result.withLock { $0 } ?? .failure(.unreachable("the transfer was resumed before it ended"))
     }
 
     /// Hands a piece of the body to the receiver, the status first.

@@ -53,16 +53,17 @@ final class HTTPTransfers: Sendable {
     /// - Throws: ``HTTPTransferError``.
     func perform(_ request: HTTPRequest, receiver: any HTTPAnswerReceiver) async throws(HTTPTransferError) {
         let transfer = HTTPTransfer(request, receiver: receiver)
-        let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Result<Void, HTTPTransferError>, Never>) in
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 transfer.waiter = waiter
-                if !send(.start(transfer)) { waiter.resume(returning: .failure(.shutDown)) }
+                // Once stopping, the transfers' thread never sees it: it ends here.
+                if !send(.start(transfer)) { transfer.complete(.failure(.shutDown)) }
             }
         } onCancel: {
             transfer.cancelled.store(true, ordering: .releasing)
             _ = send(.cancel(transfer))
         }
-        try result.get()
+        try transfer.ending().get()
     }
 
     /// Ends every transfer (their callers get ``HTTPTransferError/shutDown``) and the thread.
