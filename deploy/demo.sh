@@ -9,15 +9,18 @@ deploy/setup.sh --etcd
 # Python 3 and PyPI are at hand; without them the demo leaves it out and says why. It
 # installs while Swift builds, since neither needs the other.
 python_path=$(mktemp)
-deploy/python-client.sh > "$python_path" &
+python_log=$(mktemp)
+# In a process group of its own, so that a failed or interrupted build ends it with pip.
+setsid -w deploy/python-client.sh > "$python_path" 2> "$python_log" &
 python_install=$!
-# A failed build ends the script here: the install goes with it.
-trap 'kill "$python_install" 2>/dev/null; rm -f "$python_path"' EXIT
+trap 'kill -- -"$python_install" 2>/dev/null || kill "$python_install" 2>/dev/null || true; rm -f "$python_path" "$python_log"' EXIT
 swift build --product statebus 2>&1 | grep -v 'prohibited flag(s)'
 if wait "$python_install"; then
   export STATEBUS_PYTHON="$(cat "$python_path")"
 else
-  echo "demo: the Python client could not be installed (see above); the demo will leave its view out"
+  cat "$python_log" >&2
+  echo "demo: the Python client could not be installed (above); the demo will leave its view out"
 fi
-rm -f "$python_path"
+trap - EXIT
+rm -f "$python_path" "$python_log"
 exec .build/debug/statebus demo "$@"

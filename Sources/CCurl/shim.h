@@ -32,6 +32,28 @@ static inline CURLcode ccurl_global_init(void) {
     return curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* Lets a handle speak HTTP and HTTPS only: CURLOPT_PROTOCOLS_STR from libcurl 7.85, the
+   bit mask before it (Ubuntu 22.04 has 7.81). */
+static inline CURLcode ccurl_allow_http_only(CURL *handle) {
+#if LIBCURL_VERSION_NUM >= 0x075500
+    return curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    return curl_easy_setopt(handle, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+}
+
+/* A transfer that ends while its host name is still being looked up leaves the lookup's
+   thread to finish on its own, instead of waiting for it (libcurl 7.87 and later): the
+   client's one transfers' thread must not stall on a slow resolver. */
+static inline CURLcode ccurl_abandon_slow_lookups(CURL *handle) {
+#if LIBCURL_VERSION_NUM >= 0x075700
+    return curl_easy_setopt(handle, CURLOPT_QUICK_EXIT, 1L);
+#else
+    (void)handle;
+    return CURLE_OK;
+#endif
+}
+
 /* The result of a finished transfer, from the union in CURLMsg. */
 static inline CURLcode ccurl_message_result(const CURLMsg *message) {
     return message->data.result;

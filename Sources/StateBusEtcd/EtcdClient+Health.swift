@@ -19,10 +19,12 @@ extension EtcdClient {
                 answer = try await transfers.exchange(request(.get, "/health", at: endpoint), limit: 4096)
             } catch {
                 switch error {
-                case .cancelled, .shutDown:
+                case .cancelled:
                     throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd health check was cancelled")
-                case .timedOut:
-                    (lastKind, lastReason) = (.timeout, "\(endpoint) did not answer within \(requestTimeout)")
+                case .shutDown:
+                    throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd health check was ended: the client was shut down")
+                case .timedOut(let why):
+                    (lastKind, lastReason) = (.timeout, "\(endpoint) did not answer within \(requestTimeout) (\(why))")
                 case .unreachable(let why):
                     (lastKind, lastReason) = (.unreachable, "\(endpoint) could not be reached: \(why)")
                 case .refusedByReceiver(let why):

@@ -65,8 +65,8 @@ extension EtcdClient {
                 throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd request \(path) was cancelled")
             case .shutDown:
                 throw EtcdError(.cancelled, endpoints: [endpoint], message: "etcd request \(path) was ended: the client was shut down")
-            case .timedOut:
-                return .tryNext(.timeout, "\(endpoint) did not answer within \(requestTimeout)")
+            case .timedOut(let why):
+                return .tryNext(.timeout, "\(endpoint) did not answer within \(requestTimeout) (\(why))")
             case .unreachable(let why):
                 return .tryNext(.unreachable, "\(endpoint) could not be reached: \(why)")
             case .refusedByReceiver(let why):

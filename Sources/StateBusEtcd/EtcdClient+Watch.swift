@@ -228,11 +228,14 @@ private final class WatchAnswerReader: HTTPAnswerReceiver, @unchecked Sendable {
             refusalBody.append(contentsOf: piece.prefix(max(0, 65536 - refusalBody.count)))
             return
         }
+        // Only the new piece is searched: the bytes before it hold no newline.
+        var searchFrom = pending.count
         pending.append(contentsOf: piece)
         var lineStart = 0
-        while let newline = pending[lineStart...].firstIndex(of: UInt8(ascii: "\n")) {
+        while let newline = pending[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
             try line(Data(pending[lineStart..<newline]))
             lineStart = newline + 1
+            searchFrom = lineStart
         }
         pending.removeFirst(lineStart)
         guard pending.count <= limit else { throw HTTPAnswerCollector.AnswerTooLarge(limit: limit) }

@@ -14,8 +14,9 @@ import StateBusRuntime
 /// not idempotent.
 ///
 /// The client sends its requests with libcurl, on one thread of its own, and keeps their
-/// connections open for reuse. Call ``shutdown()`` when done with it, to end its open watches
-/// at once; releasing the client ends them and its thread too.
+/// connections open for reuse. Call ``shutdown()`` when done with it: that ends its open
+/// watches and its thread at once (an open watch keeps the client alive until then; a client
+/// released with none open stops its thread too).
 ///
 /// Thread safety: all methods may be called from any task or thread at once.
 public final class EtcdClient: Sendable {
@@ -62,7 +63,8 @@ public final class EtcdClient: Sendable {
         }
     }
 
-    /// Closes the client's connections, ending open watches. Call it once, when done.
+    /// Ends the client's open requests and watches (as cancelled) and its thread, which
+    /// closes its connections. Call it when done; a second call does nothing.
     public func shutdown() async {
         transfers.shutdown()
     }

@@ -34,8 +34,9 @@ protocol HTTPAnswerReceiver: AnyObject, Sendable {
 
 /// Why an HTTP request did not come to an answer.
 enum HTTPTransferError: Error, CustomStringConvertible {
-    /// The request's ``HTTPRequest/timeout`` or ``HTTPRequest/connectTimeout`` passed.
-    case timedOut
+    /// The request's ``HTTPRequest/timeout`` or ``HTTPRequest/connectTimeout`` passed;
+    /// libcurl's words for it.
+    case timedOut(String)
     /// No connection could be made, or it broke; libcurl's words for it.
     case unreachable(String)
     /// The task waiting for the request was cancelled.
@@ -47,7 +48,7 @@ enum HTTPTransferError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .timedOut: "no answer in time"
+        case .timedOut(let why): why
         case .unreachable(let why): why
         case .cancelled: "the request was cancelled"
         case .shutDown: "the etcd client was shut down"

@@ -58,7 +58,8 @@ final class HTTPTransfer: @unchecked Sendable {
         let opaqueSelf = Unmanaged.passUnretained(self).toOpaque()
         var codes: [CURLcode] = [
             ccurl_set_string(easy, CURLOPT_URL, request.url),
-            ccurl_set_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"),
+            ccurl_allow_http_only(easy),
+            ccurl_abandon_slow_lookups(easy),
             // Straight to the endpoint as given, whatever `http_proxy` or `https_proxy` say:
             // an etcd cluster is reached directly, and a proxy would sit inside its deadlines.
             ccurl_set_string(easy, CURLOPT_PROXY, ""),
@@ -106,20 +107,33 @@ final class HTTPTransfer: @unchecked Sendable {
             }
             return .success(())
         case CURLE_OPERATION_TIMEDOUT:
-            return .failure(.timedOut)
+            return .failure(.timedOut(libcurlsWords(for: code)))
         default:
-            let detail = String(cString: errorText)
-            return .failure(.unreachable(detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail))
+            return .failure(.unreachable(libcurlsWords(for: code)))
         }
+    }
+
+    /// What libcurl said went wrong: its error buffer, or the code's general text.
+    private func libcurlsWords(for code: CURLcode) -> String {
+        let detail = String(cString: errorText)
+        return detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
     }
 
     /// Frees the handle (already taken off the multi handle), keeps how the transfer ended and
     /// resumes the waiting task.
     func complete(_ outcome: Result<Void, HTTPTransferError>) {
         freeHandle()
+        end(outcome)
+    }
+
+    /// Keeps how the transfer ended and resumes the waiting task, touching nothing else: for a
+    /// transfer that never reached the transfers' thread, which may still be reading it
+    /// (a cancellation queued before the client began to stop).
+    func end(_ outcome: Result<Void, HTTPTransferError>) {
         result.withLock { $0 = outcome }
-        waiter?.resume()
+        let waiting = waiter
         waiter = nil
+        waiting?.resume()
     }
 
     /// How the transfer ended: for the waiting task, once it is resumed.

@@ -56,8 +56,8 @@ final class HTTPTransfers: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
                 transfer.waiter = waiter
-                // Once stopping, the transfers' thread never sees it: it ends here.
-                if !send(.start(transfer)) { transfer.complete(.failure(.shutDown)) }
+                // Once stopping, the transfers' thread never starts it: it ends here.
+                if !send(.start(transfer)) { transfer.end(.failure(.shutDown)) }
             }
         } onCancel: {
             transfer.cancelled.store(true, ordering: .releasing)
@@ -66,8 +66,9 @@ final class HTTPTransfers: Sendable {
         try transfer.ending().get()
     }
 
-    /// Ends every transfer (their callers get ``HTTPTransferError/shutDown``) and the thread.
-    /// Safe to call more than once.
+    /// Ends every transfer (their callers get ``HTTPTransferError/shutDown``) and the thread,
+    /// which closes the connections; returns without waiting for it. Safe to call more than
+    /// once.
     func shutdown() {
         inbox.withLock { inbox in
             guard !inbox.stopping else { return }
@@ -122,12 +123,28 @@ final class HTTPTransfers: Sendable {
                 }
                 for command in commands { take(command) }
                 var stillRunning: Int32 = 0
-                _ = curl_multi_perform(multi.pointer, &stillRunning)
+                let performed = curl_multi_perform(multi.pointer, &stillRunning)
                 finishDone()
+                if performed != CURLM_OK { failRunning(performed) }
                 // Returns early when a transfer has something to do, when libcurl's own
                 // timers (connect and request timeouts) are due, or on `curl_multi_wakeup`.
-                _ = curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+                let polled = curl_multi_poll(multi.pointer, nil, 0, 1000, nil)
+                if polled != CURLM_OK {
+                    failRunning(polled)
+                    // A poll that fails at once every time must not spin a CPU.
+                    usleep(10_000)
+                }
             }
+        }
+
+        /// Fails every running transfer when libcurl's multi interface itself failed.
+        private func failRunning(_ code: CURLMcode) {
+            let why = "libcurl's transfers failed: \(String(cString: curl_multi_strerror(code)))"
+            for (easy, transfer) in running {
+                curl_multi_remove_handle(multi.pointer, easy)
+                transfer.complete(.failure(.unreachable(why)))
+            }
+            running = [:]
         }
 
         private func take(_ command: Command) {
