@@ -51,8 +51,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: no apt-get here. Install libzmq (4.3 or later) and pkg-config with your package manager" >&2
-    echo "       (Homebrew: brew install zeromq pkg-config), then run this again." >&2
+    echo "setup: no apt-get here. Install libzmq (4.3 or later), SQLite, libcurl and pkg-config with your" >&2
+    echo "       package manager (Homebrew: brew install zeromq sqlite curl pkg-config), then run this again." >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
