@@ -54,6 +54,11 @@ static inline CURLcode ccurl_abandon_slow_lookups(CURL *handle) {
 #endif
 }
 
+/* How many new connections a transfer made: 0 when it ran on a reused one. */
+static inline CURLcode ccurl_new_connections(CURL *handle, long *count) {
+    return curl_easy_getinfo(handle, CURLINFO_NUM_CONNECTS, count);
+}
+
 /* The result of a finished transfer, from the union in CURLMsg. */
 static inline CURLcode ccurl_message_result(const CURLMsg *message) {
     return message->data.result;

@@ -17,6 +17,9 @@ struct HTTPRequest: Sendable {
     /// How long the whole exchange may take, the answer's last byte included; nil for a
     /// request whose answer streams for as long as it is wanted (a watch).
     var timeout: Duration?
+    /// Opens a new connection instead of reusing a kept one (the second try of a request
+    /// whose kept connection broke).
+    var freshConnection = false
 }
 
 /// Takes an HTTP answer as it arrives, on the transfers' thread: the status once, before any

@@ -9,8 +9,9 @@ final class HTTPTransfer: @unchecked Sendable {
     // before it queues the transfer (the inbox's lock orders that before the transfers'
     // thread takes it), and from then on only the transfers' thread reads or writes it, until
     // it stores `result` and resumes `waiter`, once. The caller reads `result` under its lock
-    // after that, which orders every write the transfers' thread made (the receiver's too)
-    // before the caller's reads, in a way ThreadSanitizer sees as well.
+    // after that (and `brokeOnKeptConnection` after `result`), which orders every write the
+    // transfers' thread made (the receiver's too) before the caller's reads, in a way
+    // ThreadSanitizer sees as well.
 
     /// What to send.
     let request: HTTPRequest
@@ -72,6 +73,9 @@ final class HTTPTransfer: @unchecked Sendable {
             ccurl_set_write_function(easy, receiveBody),
             ccurl_set_pointer(easy, CURLOPT_WRITEDATA, opaqueSelf)
         ]
+        if request.freshConnection {
+            codes.append(ccurl_set_long(easy, CURLOPT_FRESH_CONNECT, 1))
+        }
         if let timeout = request.timeout {
             codes.append(ccurl_set_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(timeout)))
         }
@@ -109,8 +113,26 @@ final class HTTPTransfer: @unchecked Sendable {
         case CURLE_OPERATION_TIMEDOUT:
             return .failure(.timedOut(libcurlsWords(for: code)))
         default:
+            brokeOnKeptConnection = brokeBeforeAnswering(code) && madeNoNewConnection
             return .failure(.unreachable(libcurlsWords(for: code)))
         }
+    }
+
+    /// Set when the transfer failed on a kept connection before any answer came: the server
+    /// may have closed that connection as it was taken for reuse, so a try on a new one is
+    /// worth it. Read by the waiting task after the transfer ended.
+    private(set) var brokeOnKeptConnection = false
+
+    /// Whether `code` says the connection failed while sending or before an answer.
+    private func brokeBeforeAnswering(_ code: CURLcode) -> Bool {
+        !statusDelivered && (code == CURLE_SEND_ERROR || code == CURLE_RECV_ERROR || code == CURLE_GOT_NOTHING)
+    }
+
+    /// Whether the transfer ran on a connection it found open rather than one it made.
+    private var madeNoNewConnection: Bool {
+        guard let handle else { return false }
+        var count = 0
+        return ccurl_new_connections(handle, &count) == CURLE_OK && count == 0
     }
 
     /// What libcurl said went wrong: its error buffer, or the code's general text.

@@ -52,6 +52,20 @@ final class HTTPTransfers: Sendable {
     /// ends, `request.timeout` passes, or the calling task is cancelled.
     /// - Throws: ``HTTPTransferError``.
     func perform(_ request: HTTPRequest, receiver: any HTTPAnswerReceiver) async throws(HTTPTransferError) {
+        let first = await run(request, receiver: receiver)
+        // A kept connection the server closed as it was taken for reuse fails the request
+        // before any answer: tried once more on a new connection, as the next endpoint
+        // would be (the request may have reached etcd either way; see EtcdClient).
+        guard case .failure = first.outcome, first.brokeOnKeptConnection else { return try first.outcome.get() }
+        var again = request
+        again.freshConnection = true
+        try await run(again, receiver: receiver).outcome.get()
+    }
+
+    /// One transfer of `request`, to its end.
+    private func run(
+        _ request: HTTPRequest, receiver: any HTTPAnswerReceiver
+    ) async -> (outcome: Result<Void, HTTPTransferError>, brokeOnKeptConnection: Bool) {
         let transfer = HTTPTransfer(request, receiver: receiver)
         await withTaskCancellationHandler {
             await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
@@ -63,7 +77,8 @@ final class HTTPTransfers: Sendable {
             transfer.cancelled.store(true, ordering: .releasing)
             _ = send(.cancel(transfer))
         }
-        try transfer.ending().get()
+        let outcome = transfer.ending()
+        return (outcome, transfer.brokeOnKeptConnection)
     }
 
     /// Ends every transfer (their callers get ``HTTPTransferError/shutDown``) and the thread,
