@@ -1,6 +1,6 @@
-// Bounding an async call in time. async-http-client's own deadline covers the wait for the
-// answer's head only, and an election must give up at its lease's end whatever the request
-// is doing; so the call races a timer, and the loser is cancelled.
+// Bounding an async call in time. Each request has its own timeout, but an election must
+// give up at its lease's end whatever its calls (several requests, retries) are doing; so the
+// call races a timer, and the loser is cancelled.
 
 /// Runs `body`, giving up at `deadline`: the body's task is then cancelled (an HTTP request
 /// in it is closed) and the result is nil.
