@@ -23,7 +23,8 @@ let package = Package(
         .library(name: "StateBusPrometheus", targets: ["StateBusPrometheus"]),
         .library(name: "StateBusEtcd", targets: ["StateBusEtcd"]),
         .library(name: "StateBusHA", targets: ["StateBusHA"]),
-        .executable(name: "statebus", targets: ["statebus"])
+        .executable(name: "statebus", targets: ["statebus"]),
+        .executable(name: "statebus-inspect", targets: ["statebus-inspect"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
@@ -60,6 +61,12 @@ let package = Package(
             name: "CCurl",
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+        ),
+        // libmicrohttpd, the HTTP server of the metrics endpoint; `deploy/setup.sh` installs it.
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]
         ),
         // fork and exec with a parent-death signal, which posix_spawn cannot ask for: the
         // launcher's children end when it does, however it ends.
@@ -130,18 +137,16 @@ let package = Package(
             ], swiftSettings: strict
         ),
         // The Prometheus exporter: bootstraps swift-prometheus as the swift-metrics backend and
-        // serves `/metrics` over HTTP (Hummingbird). Its own module, so that a view process
-        // that records metrics does not carry an HTTP server unless it asks for one.
+        // serves `/metrics` over HTTP (libmicrohttpd, a C library every Debian machine has, so
+        // that the `statebus` command builds no web framework). Its own module, so that a view
+        // process that records metrics does not carry an HTTP server unless it asks for one.
         .target(
             name: "StateBusPrometheus",
             dependencies: [
-                "StateBusRuntime",
+                "StateBusRuntime", "CMicroHTTPD",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log")
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
         // The live inspector: a web page, served by Hummingbird, that is itself a view of a
@@ -181,12 +186,26 @@ let package = Package(
             name: "StateBusDemo",
             dependencies: ["StateBus", "StateBusTerminalUI", .product(name: "IdentifiedCollections", package: "swift-identified-collections")],
             swiftSettings: strict),
-        // The command-line tool.
+        // What the command-line tools share: signal handling, the connection options, waits,
+        // services, recordings.
+        .target(
+            name: "StateBusCommandLine",
+            dependencies: [
+                "StateBus", "StateBusRuntime", "StateBusWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+            ], swiftSettings: strict
+        ),
+        // The command-line tool. It builds no web framework: `statebus inspect` runs the
+        // `statebus-inspect` executable beside it, so that the demo (`deploy/demo.sh`) and
+        // everyone who never opens the inspector do not compile Hummingbird and SwiftNIO.
         .executableTarget(
             name: "statebus",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ", "StateBusPrometheus",
-                "StateBusInspector", "StateBusHA", "StateBusEtcd",
+                "StateBusCommandLine", "StateBusHA", "StateBusEtcd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -195,9 +214,19 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
+        // `statebus inspect`: the inspector's web server (Hummingbird) and its command.
+        .executableTarget(
+            name: "statebus-inspect",
+            dependencies: [
+                "StateBus", "StateBusInspector", "StateBusCommandLine", "StateBusRuntime", "StateBusWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+            ], swiftSettings: strict
+        ),
         // A view process as small as an application's (the StateBus library and nothing else),
-        // for `statebus bench`'s late-join and memory figures: the `statebus` tool carries an
-        // HTTP server, the inspector and more, whose code alone makes its resident set larger.
+        // for `statebus bench`'s late-join and memory figures: the `statebus` tool carries the
+        // launcher, the bench, etcd's client, an HTTP server and more, whose code alone makes
+        // its resident set larger.
         .executableTarget(
             name: "statebus-bench-view", dependencies: ["StateBus", "StateBusRuntime"], path: "Sources/StateBusBenchView", swiftSettings: strict),
         // The fuzz harness of a host's request handling and a replica's publication handling
@@ -258,7 +287,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood", "statebus-test-parent",
+                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-inspect", "statebus-flood",
+                "statebus-test-parent",
                 "StateBusWire", "StateBusEtcd", .product(name: "Logging", package: "swift-log"),
                 "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")
             ], swiftSettings: strict

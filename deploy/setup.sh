@@ -4,7 +4,8 @@
 # neither works.
 #
 #   deploy/setup.sh              libzmq (libzmq3-dev), SQLite (libsqlite3-dev), libcurl
-#                                (libcurl4-openssl-dev, etcd's client) and pkg-config
+#                                (libcurl4-openssl-dev, etcd's client), libmicrohttpd
+#                                (libmicrohttpd-dev, the metrics endpoint) and pkg-config
 #   deploy/setup.sh --protoc     also protoc, needed only to regenerate proto/ code
 #   deploy/setup.sh --browser    also Chromium and chromedriver, for the inspector's browser test
 #   deploy/setup.sh --python     also Python 3 with venv, for the Python client (clients/python)
@@ -21,7 +22,7 @@ for arg in "$@"; do
     --browser) want_browser=yes ;;
     --python) want_python=yes ;;
     --etcd) want_etcd=yes ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,6 +32,7 @@ command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
 if ! pkg-config --exists libzmq 2>/dev/null; then missing+=(libzmq3-dev); fi
 if ! pkg-config --exists sqlite3 2>/dev/null; then missing+=(libsqlite3-dev); fi
 if ! pkg-config --exists libcurl 2>/dev/null; then missing+=(libcurl4-openssl-dev); fi
+if ! pkg-config --exists libmicrohttpd 2>/dev/null; then missing+=(libmicrohttpd-dev); fi
 if [ "$want_protoc" = yes ] && ! command -v protoc >/dev/null 2>&1; then missing+=(protobuf-compiler); fi
 if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromium ]; then missing+=(chromium); fi
 if [ "$want_browser" = yes ] && [ ! -x /usr/bin/chromedriver ]; then missing+=(chromium-driver); fi
@@ -51,8 +53,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: no apt-get here. Install libzmq (4.3 or later), SQLite, libcurl and pkg-config with your" >&2
-    echo "       package manager (Homebrew: brew install zeromq sqlite curl pkg-config), then run this again." >&2
+    echo "setup: no apt-get here. Install libzmq (4.3 or later), SQLite, libcurl, libmicrohttpd and pkg-config with your" >&2
+    echo "       package manager (Homebrew: brew install zeromq sqlite curl libmicrohttpd pkg-config), then run this again." >&2
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive

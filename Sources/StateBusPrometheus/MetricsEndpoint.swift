@@ -1,13 +1,10 @@
 import CoreMetrics
-import Hummingbird
-import Logging
-import NIOCore
 import Prometheus
 import ServiceLifecycle
 import StateBusRuntime
 
 /// Serves what StateBus records through swift-metrics at `GET /metrics`, in the Prometheus
-/// text format (swift-prometheus), over HTTP (Hummingbird): what `statebus host`, `relay`,
+/// text format (swift-prometheus), over HTTP (libmicrohttpd): what `statebus host`, `relay`,
 /// `watch` and the other long-running commands start with `--metrics HOST:PORT`.
 ///
 /// It is a service: run it in the same `ServiceGroup` as the host or relay it reports on, or
@@ -22,7 +19,6 @@ import StateBusRuntime
 public final class MetricsEndpoint: Service, Sendable {
     /// The address asked for.
     public let address: HTTPListenAddress
-    private let application: Application<RouterResponder<BasicRequestContext>>
     private let bound = ListeningPort()
 
     /// The registry every StateBus metric of this process lands in: swift-metrics is
@@ -52,24 +48,21 @@ public final class MetricsEndpoint: Service, Sendable {
     /// Prepares an endpoint at `address` (started by ``run()``).
     public init(address: HTTPListenAddress) {
         self.address = address
-        let registry = Self.registry
-        let router = Router()
-        router.get("metrics") { _, _ -> Response in
-            Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
-        }
-        let bound = self.bound
-        var logger = Logger(label: "statebus.metrics")
-        logger.logLevel = .warning
-        application = Application(
-            router: router, configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
-            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? address.port) }, logger: logger)
+        // Bootstraps swift-metrics now, before the hosts and replicas that record are made:
+        // metrics they create before it would go to swift-metrics' default, which drops them.
+        _ = Self.registry
     }
 
     /// Serves until a graceful shutdown or cancellation.
+    /// - Throws: ``HTTPListenAddress/Error`` when it cannot listen at ``address`` (a port in
+    ///   use, an address that is not this machine's).
     public func run() async throws {
-        try await application.run()
+        let registry = Self.registry
+        let server = try MetricsHTTPServer(address: address) { registry.emitToBuffer() }
+        defer { server.stop() }
+        bound.set(server.port)
+        // Until the service group shuts down gracefully, or the task is cancelled.
+        try? await gracefulShutdown()
     }
 
     /// Waits until the server listens.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// `statebus call`: calls an action of an object (a method marked `@Action` on the host's

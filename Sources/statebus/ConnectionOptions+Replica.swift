@@ -1,4 +1,5 @@
 import StateBus
+import StateBusCommandLine
 
 extension ConnectionOptions {
     /// A replica of the object these options name, on the host they name; it starts joining

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 import StateBusLaunch
 
 /// `statebus demo`: the two apps of the SwiftUI examples, every node a real process started

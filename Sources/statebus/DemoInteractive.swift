@@ -1,4 +1,5 @@
 import Foundation
+import StateBusCommandLine
 import StateBusDemo
 import StateBusLaunch
 

@@ -1,4 +1,5 @@
 import Foundation
+import StateBusCommandLine
 import StateBusEtcd
 import StateBusLaunch
 

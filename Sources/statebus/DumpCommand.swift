@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 
 /// `statebus dump`: prints every property of a running host's object, once.
 struct DumpCommand: AsyncParsableCommand {

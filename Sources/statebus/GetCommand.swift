@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// `statebus get`: prints one property, or a path into it, of a running host's object.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 
 /// Runs a handler on every SIGHUP, the Unix way to say "read your configuration again".

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusHA
 import StateBusPrometheus
 import StateBusRuntime

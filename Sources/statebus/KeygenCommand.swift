@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusCommandLine
 import ZeroMQ
 
 /// `statebus keygen`: makes a CURVE key pair for a host or a view.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 import StateBusLaunch
 
 /// `statebus launch FILE.yaml`: starts a topology of node processes.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import StateBus
+import StateBusCommandLine
 import StateBusDemo
 import StateBusRuntime
 import ZeroMQ

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 import StateBusPrometheus
 import StateBusRuntime
 
@@ -50,7 +51,7 @@ struct MetricsOptions: ParsableArguments {
             do {
                 try await endpoint.run()
             } catch {
-                FileHandle.standardError.write(Data("statebus: cannot serve metrics at \(endpoint.address): \(error)\n".utf8))
+                FileHandle.standardError.write(Data("statebus: \(error)\n".utf8))
                 Foundation.exit(1)
             }
         }

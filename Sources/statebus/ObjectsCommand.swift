@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// `statebus objects`: lists the objects a running host serves, with each property's type

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// `statebus persisted`: prints a host's stored values from its database, without starting it.

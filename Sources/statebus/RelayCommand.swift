@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 
 /// `statebus relay`: relays the objects of a host (or of another relay) to views of its own.

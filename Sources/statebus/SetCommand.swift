@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// `statebus set`: writes one property through the host, as a view's binding would, and

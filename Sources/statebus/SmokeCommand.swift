@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 import ZeroMQ
 
 /// `statebus smoke`: starts a second process and receives a message from it over ipc,

@@ -1,4 +1,5 @@
 import StateBus
+import StateBusCommandLine
 import StateBusWire
 
 /// Prints a replica's state when it differs from what was printed last, so the value and

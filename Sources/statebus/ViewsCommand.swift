@@ -1,5 +1,6 @@
 import ArgumentParser
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 import StateBusWire
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 
 /// `statebus watch`: follows a running host's object and prints its state at every change

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusDemo
 import StateBusWire
 

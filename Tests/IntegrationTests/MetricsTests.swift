@@ -93,4 +93,46 @@ struct MetricsTests {
         #expect(run.status != 0)
         #expect(run.output.contains { $0.contains("--metrics '9464' is not HOST:PORT") }, "\(run.output)")
     }
+
+    @Test(
+        "the endpoint answers GET and HEAD of /metrics only (another path 404, another method 405 with Allow), and a port in use ends the command with the system's reason"
+    )
+    func httpRules() async throws {
+        try await withTestSystem { system in
+            let host = try system.startProcess(
+                executable: system.statebus,
+                arguments: [
+                    "host", "--object", "Counter", "--property", "count:int=0", "--control", system.endpoint("rules.control"), "--metrics",
+                    "127.0.0.1:0"
+                ], name: "host")
+            let url = try await Self.url(of: host)
+            // Each request's status and headers, as `METHOD PATH STATUS header=value…`.
+            let script = """
+                import sys, urllib.request, urllib.error
+                base = sys.argv[1].rsplit("/", 1)[0]
+                for method, path in [("GET", "/metrics"), ("HEAD", "/metrics"), ("GET", "/other"), ("POST", "/metrics")]:
+                    request = urllib.request.Request(base + path, method=method, data=b"x" if method == "POST" else None)
+                    try:
+                        answer = urllib.request.urlopen(request, timeout=10)
+                    except urllib.error.HTTPError as error:
+                        answer = error
+                    print(method, path, answer.status, "allow=" + str(answer.headers.get("Allow")), "type=" + str(answer.headers.get("Content-Type")))
+                """
+            let run = try await OneShotCommand.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, url], timeout: .seconds(30))
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.output.contains { $0.hasPrefix("GET /metrics 200 allow=None type=text/plain; version=0.0.4") }, "\(run.output)")
+            #expect(run.output.contains { $0.hasPrefix("HEAD /metrics 200 ") }, "\(run.output)")
+            #expect(run.output.contains { $0.hasPrefix("GET /other 404 ") }, "\(run.output)")
+            #expect(run.output.contains { $0.hasPrefix("POST /metrics 405 allow=GET, HEAD ") }, "\(run.output)")
+
+            // A second host asking for the same port: the command ends, saying why.
+            let port = String(url.split(separator: ":").last!.split(separator: "/").first!)
+            let second = try await runStatebus([
+                "host", "--object", "Counter", "--property", "count:int=0", "--control", system.endpoint("second.control"), "--metrics",
+                "127.0.0.1:\(port)"
+            ])
+            #expect(second.status != 0)
+            #expect(second.output.contains { $0.contains("cannot serve metrics at 127.0.0.1:\(port): Address already in use") }, "\(second.output)")
+        }
+    }
 }

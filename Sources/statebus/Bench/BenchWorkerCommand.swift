@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 
 /// `statebus bench-worker ROLE …`: one process of a benchmark, started by `statebus bench`.
 ///

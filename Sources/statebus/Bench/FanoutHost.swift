@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 import Synchronization
 

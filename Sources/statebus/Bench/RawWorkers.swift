@@ -1,5 +1,6 @@
 import Foundation
 import Histogram
+import StateBusCommandLine
 import StateBusRuntime
 import ZeroMQ
 

@@ -1,6 +1,7 @@
 import Foundation
 import Histogram
 import StateBus
+import StateBusCommandLine
 import StateBusRuntime
 import StateBusWire
 

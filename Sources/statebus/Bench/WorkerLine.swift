@@ -1,3 +1,5 @@
+import StateBusCommandLine
+
 /// One line a worker prints: `bench <event> key=value key=value …` (values have no spaces).
 struct WorkerLine: Sendable {
     /// The word after `bench`: `ready`, `result`, `failed`, ….
@@ -21,7 +23,7 @@ struct WorkerLine: Sendable {
     /// Formats a worker line and writes it to standard output at once (the bench waits for it).
     static func emit(_ event: String, _ fields: KeyValuePairs<String, any CustomStringConvertible>) {
         let text = (["bench", event] + fields.map { "\($0.key)=\($0.value)" }).joined(separator: " ")
-        statebus.emit(text)
+        StateBusCommandLine.emit(text)
     }
 
     /// A field read as an `Int`, or `nil` when it is missing or not a number.

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusCommandLine
 import StateBusInspector
 
 /// The host `statebus inspect --recording FILE` watches: it serves the recording's object,

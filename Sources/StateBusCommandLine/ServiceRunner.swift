@@ -9,7 +9,7 @@ import ServiceLifecycle
 /// itself: the group installs its handlers only when it runs, so a signal that came while a
 /// host was still opening its database would end the process the hard way.
 /// - Throws: what a service throws.
-func runServices(_ services: [any Service], stoppingOn stop: SignalTrap) async throws {
+package func runServices(_ services: [any Service], stoppingOn stop: SignalTrap) async throws {
     let group = ServiceGroup(
         configuration: ServiceGroupConfiguration(services: services.map { .init(service: $0) }, logger: Logger(label: "statebus.services")))
     let shutdown = Task {

@@ -11,28 +11,32 @@ import StateBusWire
 /// `publication` (a `Publication` of the object's updates). A recording starts with a welcome
 /// and a snapshot; a later snapshot (after a gap) replaces the state. Messages are kept as
 /// the host sent them, so a replay is exact; the version changes when the layout does.
-enum Recording {
-    static let format = "statebus-recording"
-    static let version = 1
+package enum Recording {
+    package static let format = "statebus-recording"
+    package static let version = 1
 
     /// The header line.
-    struct Header: Codable {
-        var format: String
-        var version: Int
-        var object: String
-        var control: String
-        var started: String
+    package struct Header: Codable {
+        package var format: String
+        package var version: Int
+        package var object: String
+        package var control: String
+        package var started: String
+
+        package init(format: String, version: Int, object: String, control: String, started: String) {
+            (self.format, self.version, self.object, self.control, self.started) = (format, version, object, control, started)
+        }
     }
 
     /// One record line.
-    struct Record: Codable {
-        var t: UInt64
-        var kind: String
-        var bytes: String
+    package struct Record: Codable {
+        package var t: UInt64
+        package var kind: String
+        package var bytes: String
     }
 
     /// Appends records to a file, one line each.
-    final class Writer {
+    package final class Writer {
         private let handle: FileHandle
         private let start = ContinuousClock.now
         private let encoder: JSONEncoder = {
@@ -40,9 +44,9 @@ enum Recording {
             encoder.outputFormatting = [.sortedKeys]
             return encoder
         }()
-        private(set) var publications = 0
+        package private(set) var publications = 0
 
-        init(path: String, header: Header) throws {
+        package init(path: String, header: Header) throws {
             guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw RecordingError("cannot create \(path): is the folder there and writable?")
             }
@@ -50,7 +54,7 @@ enum Recording {
             try write(line: encoder.encode(header))
         }
 
-        func append(_ kind: String, _ bytes: [UInt8]) throws {
+        package func append(_ kind: String, _ bytes: [UInt8]) throws {
             let elapsed = start.duration(to: .now)
             let nanoseconds = UInt64(elapsed.components.seconds) * 1_000_000_000 + UInt64(elapsed.components.attoseconds / 1_000_000_000)
             try write(line: encoder.encode(Record(t: nanoseconds, kind: kind, bytes: Data(bytes).base64EncodedString())))
@@ -61,11 +65,11 @@ enum Recording {
             try handle.write(contentsOf: line + Data("\n".utf8))
         }
 
-        func close() { try? handle.close() }
+        package func close() { try? handle.close() }
     }
 
     /// Reads a recording whole.
-    static func read(path: String) throws -> (header: Header, records: [Record]) {
+    package static func read(path: String) throws -> (header: Header, records: [Record]) {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw RecordingError("cannot read \(path): does it exist?")
         }
@@ -90,7 +94,7 @@ enum Recording {
 }
 
 /// A recording that cannot be made or read, with what to do.
-struct RecordingError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+package struct RecordingError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -6,30 +6,32 @@ import StateBusRuntime
 /// Where a host is and which object to bind: by flag, or from the environment the
 /// launcher injects (`STATEBUS_CONTROL`, `STATEBUS_OBJECT`); how long to wait for it: by
 /// flag, or `STATEBUS_TIMEOUT` (for scripts and tests on a slow or busy machine).
-struct ConnectionOptions: ParsableArguments {
+package struct ConnectionOptions: ParsableArguments {
+    package init() {}
+
     @Option(name: .long, help: "The host's control endpoint (default: $STATEBUS_CONTROL).")
-    var control: String?
+    package var control: String?
 
     @Option(name: .long, help: "The object to bind (default: $STATEBUS_OBJECT, else the first of $STATEBUS_OBJECTS).")
-    var object: String?
+    package var object: String?
 
     @Option(name: .long, help: "Seconds to wait for the host (default: $STATEBUS_TIMEOUT, else 10).")
-    var timeout: Double?
+    package var timeout: Double?
 
     /// The wait when neither `--timeout` nor `STATEBUS_TIMEOUT` gives one.
-    static let defaultTimeout: Double = 10
+    package static let defaultTimeout: Double = 10
 
     @Option(name: .long, help: "This client's CURVE secret key file, for a host with keys (default: $STATEBUS_KEY_FILE).")
-    var key: String?
+    package var key: String?
 
     @Option(name: .customLong("host-key"), help: "The host's public key file or Z85 key (default: $STATEBUS_HOST_KEY_FILE).")
-    var hostKey: String?
+    package var hostKey: String?
 
     /// The CURVE settings `--key` and `--host-key` (or the environment) name, or `nil` for
     /// none.
     /// - Throws: `ValidationError` when only one of the two is given, or a key file is
     ///   unusable (readable by others, say).
-    func security() throws -> ReplicaSecurity? {
+    package func security() throws -> ReplicaSecurity? {
         let environment = ProcessInfo.processInfo.environment
         let keyFile = key ?? environment[EnvironmentVariableName.keyFile]
         let hostKeyFile = hostKey ?? environment[EnvironmentVariableName.hostKeyFile]
@@ -48,17 +50,17 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The endpoint to reach the host on: `--control`, else `$STATEBUS_CONTROL`; empty when
     /// neither is given (``validate()`` rejects that).
-    var controlEndpoint: String {
+    package var controlEndpoint: String {
         control ?? ProcessInfo.processInfo.environment[EnvironmentVariableName.control] ?? ""
     }
 
     /// The object to bind: `--object`, else ``injectedObject``; empty when neither names one
     /// (``requireObject()`` rejects that, for the commands that need an object).
-    var objectName: String { object ?? Self.injectedObject ?? "" }
+    package var objectName: String { object ?? Self.injectedObject ?? "" }
 
     /// The object named by the environment: `$STATEBUS_OBJECT`, else the first of
     /// `$STATEBUS_OBJECTS` (comma-separated, as the launcher injects).
-    static var injectedObject: String? {
+    package static var injectedObject: String? {
         let environment = ProcessInfo.processInfo.environment
         return environment[EnvironmentVariableName.object]
             ?? environment[EnvironmentVariableName.objects]?.split(separator: ",").first.map(String.init)
@@ -69,10 +71,10 @@ struct ConnectionOptions: ParsableArguments {
 
     /// The wait for the host as a `Duration` (``validate()`` has refused one that is not a
     /// positive number).
-    var deadline: Duration { requestedTimeout.duration }
+    package var deadline: Duration { requestedTimeout.duration }
 
     /// Rejects a missing endpoint and a timeout that is not positive, before any command runs.
-    func validate() throws {
+    package func validate() throws {
         guard !controlEndpoint.isEmpty else {
             throw ValidationError(
                 "no host endpoint: pass --control ENDPOINT (for example ipc:///run/user/1000/statebus/demo.control) or set STATEBUS_CONTROL")
@@ -83,7 +85,7 @@ struct ConnectionOptions: ParsableArguments {
     /// The object to bind, for the commands that need one (`objects` does not, so
     /// ``validate()`` cannot require it).
     /// - Throws: `ValidationError` when neither `--object` nor the environment names one.
-    func requireObject() throws -> String {
+    package func requireObject() throws -> String {
         guard !objectName.isEmpty else {
             throw ValidationError("no object: pass --object NAME or set STATEBUS_OBJECT (`statebus objects --control …` lists them)")
         }

@@ -3,7 +3,7 @@ import Foundation
 import StateBusRuntime
 
 /// Turns SIGINT and SIGTERM into an awaitable event, so a node can stop gracefully.
-final class SignalTrap: Sendable {
+package final class SignalTrap: Sendable {
     /// Everything the trap holds, behind one lock: the signal handlers fire on a global queue
     /// while ``wait()`` runs on any task.
     private struct State {
@@ -22,7 +22,7 @@ final class SignalTrap: Sendable {
     private init() {}
 
     /// Traps SIGINT and SIGTERM from now on.
-    static func stopSignals() -> SignalTrap {
+    package static func stopSignals() -> SignalTrap {
         let trap = SignalTrap()
         // Made inside the lock so they never exist outside the state that owns them (the
         // sources are not Sendable). A signal arriving meanwhile waits for the lock in `fire`.
@@ -50,7 +50,7 @@ final class SignalTrap: Sendable {
     }
 
     /// Returns once a stop signal has arrived.
-    func wait() async {
+    package func wait() async {
         await withCheckedContinuation { continuation in
             let fired = state.withLock { state in
                 if !state.fired { state.waiting.append(continuation) }

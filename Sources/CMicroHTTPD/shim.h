@@ -1,0 +1,28 @@
+#ifndef STATEBUS_CMICROHTTPD_SHIM_H
+#define STATEBUS_CMICROHTTPD_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <sys/types.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* MHD_start_daemon is variadic, which Swift cannot call: one wrapper with the options the
+   metrics endpoint uses. The daemon serves `listen_fd` (bound and listening already) from a
+   thread of its own; MHD_USE_ITC lets MHD_quiesce_daemon hand the socket back before the
+   daemon stops. */
+static inline struct MHD_Daemon *cmhd_start(
+    int listen_fd, MHD_AccessHandlerCallback handler, void *context, unsigned int connection_limit,
+    unsigned int timeout_seconds, size_t memory_limit) {
+    return MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL, handler, context,
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, memory_limit,
+        MHD_OPTION_END);
+}
+
+#endif
