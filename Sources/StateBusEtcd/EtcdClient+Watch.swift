@@ -11,9 +11,11 @@ extension EtcdClient {
     ///
     /// The stream yields each change after `startRevision` in order. It ends with an
     /// ``EtcdError`` when it could not be opened at any endpoint, when the connection breaks,
-    /// or when etcd cancels the watch (for example because `startRevision` was compacted).
-    /// It never ends without an error while the consumer is still iterating, so the caller
-    /// knows to watch again. Cancelling the consuming task, or dropping the stream, closes
+    /// or when etcd cancels the watch (for example because `startRevision` was compacted),
+    /// and with one of kind `fellBehind` when the consumer leaves more than
+    /// ``maximumWatchBacklogBytes`` of events untaken (after those events). It never ends
+    /// without an error while the consumer is still iterating, so the caller knows to watch
+    /// again. Cancelling the consuming task, or dropping the stream, closes
     /// the HTTP request.
     /// - Parameters:
     ///   - key: the key.
@@ -24,29 +26,40 @@ extension EtcdClient {
 
     /// Watches every key that starts with `prefix`; otherwise like ``watch(key:startRevision:)``.
     public func watch(prefix: [UInt8], startRevision: Int64? = nil) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
-        watch(
+        watchWithBacklog(prefix: prefix, startRevision: startRevision).events
+    }
+
+    private func watch(_ create: WireWatchCreateRequest) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
+        watchWithBacklog(create).events
+    }
+
+    /// Like ``watch(prefix:startRevision:)``, with the watch's backlog (for tests).
+    func watchWithBacklog(prefix: [UInt8], startRevision: Int64?) -> (events: AsyncThrowingStream<EtcdWatchEvent, any Error>, backlog: WatchBacklog) {
+        watchWithBacklog(
             WireWatchCreateRequest(
                 key: WireBytes(prefix.isEmpty ? [0] : prefix), rangeEnd: WireBytes(Self.rangeEnd(ofPrefix: prefix)),
                 startRevision: startRevision.map(WireInt64.init)))
     }
 
-    private func watch(_ create: WireWatchCreateRequest) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<EtcdWatchEvent, any Error>.makeStream()
+    private func watchWithBacklog(_ create: WireWatchCreateRequest) -> (events: AsyncThrowingStream<EtcdWatchEvent, any Error>, backlog: WatchBacklog)
+    {
+        let backlog = WatchBacklog(limit: maximumWatchBacklogBytes)
         let task = Task {
-            do {
-                try await self.runWatch(create, continuation)
+            do throws(EtcdError) {
+                try await self.runWatch(create, backlog)
+                backlog.finish(throwing: nil)
             } catch {
-                continuation.finish(throwing: error)
+                backlog.finish(throwing: error)
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
+        let consumer = WatchConsumer(backlog: backlog, reader: task)
+        return (AsyncThrowingStream(unfolding: { try await consumer.next() }), backlog)
     }
 
     /// Opens the watch at the first endpoint that accepts it and forwards its events.
     /// Returns only when the consumer went away; throws why the watch ended otherwise.
     private func runWatch(
-        _ create: WireWatchCreateRequest, _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+        _ create: WireWatchCreateRequest, _ backlog: WatchBacklog
     ) async throws(EtcdError) {
         let body: [UInt8]
         do {
@@ -60,7 +73,7 @@ extension EtcdClient {
             tried.append(endpoint)
             let opened = WatchOpened()
             do {
-                try await streamWatch(body, at: endpoint, opened: opened, continuation)
+                try await streamWatch(body, at: endpoint, opened: opened, backlog)
                 return
             } catch {
                 if Task.isCancelled { return }
@@ -85,12 +98,12 @@ extension EtcdClient {
     /// Streams one endpoint's watch, with the request timeout on its opening and none after.
     private func streamWatch(
         _ body: [UInt8], at endpoint: String, opened: WatchOpened,
-        _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+        _ backlog: WatchBacklog
     ) async throws(WatchEnd) {
         let timeout = requestTimeout
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { try await self.readWatch(body, at: endpoint, opened: opened, continuation) }
+                group.addTask { try await self.readWatch(body, at: endpoint, opened: opened, backlog) }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     if !opened.isOpen {
@@ -123,10 +136,10 @@ extension EtcdClient {
     /// Sends the watch request and reads its answer lines until the stream ends.
     private func readWatch(
         _ body: [UInt8], at endpoint: String, opened: WatchOpened,
-        _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+        _ backlog: WatchBacklog
     ) async throws {
         let reader = WatchAnswerReader(limit: Self.maximumBodyBytes) { [self] line in
-            try handleWatchLine(line, endpoint: endpoint, opened: opened, continuation)
+            try handleWatchLine(line, endpoint: endpoint, opened: opened, backlog)
         }
         // No deadline here: the caller's timer bounds the opening, and an open watch is
         // silent for as long as nothing changes.
@@ -151,7 +164,7 @@ extension EtcdClient {
 
     /// Handles one answer line: creation, events, cancellation or an error.
     private func handleWatchLine(
-        _ line: Data, endpoint: String, opened: WatchOpened, _ continuation: AsyncThrowingStream<EtcdWatchEvent, any Error>.Continuation
+        _ line: Data, endpoint: String, opened: WatchOpened, _ backlog: WatchBacklog
     ) throws {
         guard line.contains(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { return }
         let message: WireStreamLine<WireWatchResponse>
@@ -169,7 +182,17 @@ extension EtcdClient {
         guard let result = message.result else { return }
         if result.created == true { opened.markOpen() }
         for event in result.events ?? [] {
-            continuation.yield(event.domain)
+            let event = event.domain
+            guard backlog.add(event) else {
+                let after = event.keyValue.modRevision
+                throw WatchEnd(
+                    error: EtcdError(
+                        .fellBehind, endpoints: [endpoint],
+                        message:
+                            "etcd watch ended: its consumer left \(backlog.waitingBytes) bytes of events untaken and the next, at revision \(after), would pass the client's watch backlog of \(backlog.limit) bytes; watch again from the revision after the last event taken"
+                    ),
+                    mayGoBetterElsewhere: false)
+            }
         }
         if result.canceled == true {
             let why =
@@ -182,6 +205,26 @@ extension EtcdClient {
                 error: EtcdError(.rejected(grpcCode: 11, message: why), endpoints: [endpoint], message: "etcd cancelled the watch: \(why)"),
                 mayGoBetterElsewhere: false)
         }
+    }
+}
+
+/// The consumer's side of a watch's stream: takes the backlog's events, and stops the watch's
+/// reading when the consuming task is cancelled or the stream is dropped.
+private final class WatchConsumer: Sendable {
+    private let backlog: WatchBacklog
+    private let reader: Task<Void, Never>
+
+    init(backlog: WatchBacklog, reader: Task<Void, Never>) {
+        self.backlog = backlog
+        self.reader = reader
+    }
+
+    deinit { reader.cancel() }
+
+    func next() async throws -> EtcdWatchEvent? {
+        let event = try await backlog.next()
+        if event == nil, Task.isCancelled { reader.cancel() }
+        return event
     }
 }
 

@@ -32,6 +32,11 @@ public final class EtcdClient: Sendable {
     /// The largest answer body the client reads.
     static let maximumBodyBytes = 64 << 20
 
+    /// The most bytes of events one watch keeps for a consumer that has not taken them (each
+    /// event counts its key, its value and 64 bytes): past it, the watch ends with an
+    /// ``EtcdError`` of kind `fellBehind` after the events already kept.
+    public let maximumWatchBacklogBytes: Int
+
     /// Creates a client.
     /// - Parameters:
     ///   - endpoints: etcd client URLs, such as `http://127.0.0.1:2379` (see
@@ -39,9 +44,13 @@ public final class EtcdClient: Sendable {
     ///   - requestTimeout: how long one endpoint has to answer one request; a call may take
     ///     up to this times the number of endpoints.
     ///   - logger: where the client logs failovers (at debug level).
+    ///   - maximumWatchBacklogBytes: the most bytes of events a watch keeps for a consumer
+    ///     that has not taken them (see ``maximumWatchBacklogBytes``).
     /// - Throws: ``EtcdError`` of kind `badEndpoint` when the list is empty or an endpoint is
-    ///   not a valid URL, naming it.
-    public init(endpoints: [String], requestTimeout: Duration = .seconds(1), logger: Logger) throws(EtcdError) {
+    ///   not a valid URL, naming it, or the backlog is not positive.
+    public init(
+        endpoints: [String], requestTimeout: Duration = .seconds(1), logger: Logger, maximumWatchBacklogBytes: Int = 16 << 20
+    ) throws(EtcdError) {
         guard !endpoints.isEmpty else {
             throw EtcdError(.badEndpoint, endpoints: [], message: "No etcd endpoint given")
         }
@@ -53,8 +62,13 @@ public final class EtcdClient: Sendable {
         guard requestTimeout > .zero else {
             throw EtcdError(.badEndpoint, endpoints: validated, message: "The etcd request timeout must be positive, not \(requestTimeout)")
         }
+        guard maximumWatchBacklogBytes > 0 else {
+            throw EtcdError(
+                .invalidArgument, endpoints: validated, message: "The watch backlog must be positive, not \(maximumWatchBacklogBytes) bytes")
+        }
         self.endpoints = validated
         self.requestTimeout = requestTimeout
+        self.maximumWatchBacklogBytes = maximumWatchBacklogBytes
         self.logger = logger
         do {
             transfers = try HTTPTransfers()

@@ -21,6 +21,10 @@ public struct EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
         case cancelled
         /// A value given to the client or the election is not valid; the message names it.
         case invalidArgument
+        /// A watch's consumer took its events too slowly: the events waiting reached the
+        /// client's watch backlog (``EtcdClient/maximumWatchBacklogBytes``), so the watch ended
+        /// after them. Watch again from the revision after the last event taken.
+        case fellBehind
     }
 
     /// What went wrong.
@@ -66,6 +70,8 @@ public struct EtcdError: Error, Sendable, CustomStringConvertible, Equatable {
             "The caller stopped waiting; nothing to do."
         case .invalidArgument:
             "Correct the value as the message says."
+        case .fellBehind:
+            "Take a watch's events faster, or create the client with a larger maximumWatchBacklogBytes."
         }
     }
 }

@@ -1,6 +1,7 @@
-import StateBusEtcd
 import Synchronization
 import Testing
+
+@testable import StateBusEtcd
 
 @Suite("EtcdClient watch", .timeLimit(.minutes(2)))
 struct EtcdClientWatchTests {
@@ -130,5 +131,61 @@ struct EtcdClientWatchTests {
             consumer.cancel()
             try await waitUntil("the watch to close in etcd") { try await openWatchStreams() == 0 }
         }
+    }
+
+    @Test(
+        "a consumer that takes nothing ends its watch at the backlog's bound: the events kept come first, then fellBehind, and watching again from there misses nothing"
+    )
+    func backlogBound() async throws {
+        try await EtcdTestServer.withEtcd(logger: testLogger) { server in
+            let limit = 8 * 1024
+            let client = try EtcdClient(
+                endpoints: [server.endpoint], requestTimeout: .seconds(2), logger: testLogger, maximumWatchBacklogBytes: limit)
+            let value = String(repeating: "v", count: 1024)
+            let names = (0..<40).map { String(format: "/w/b/%02d", $0) }
+            let first = try await client.put(key: names[0], value: value)
+            for name in names.dropFirst() { try await client.put(key: name, value: value) }
+
+            // Nobody takes the events: the reader keeps what fits, then ends the watch.
+            let (events, backlog) = client.watchWithBacklog(prefix: bytes("/w/b/"), startRevision: first)
+            await backlog.waitUntilEnded()
+            #expect(backlog.waitingBytes <= limit)
+            var seen: [String] = []
+            var lastRevision = first - 1
+            do {
+                for try await event in events {
+                    seen.append(event.keyValue.keyString)
+                    lastRevision = event.keyValue.modRevision
+                }
+                Issue.record("the watch ended without an error after \(seen.count) events")
+            } catch let error as EtcdError {
+                #expect(error.kind == .fellBehind, "\(error)")
+                #expect(error.message.contains("watch backlog of \(limit) bytes"), "\(error)")
+            }
+            #expect(!seen.isEmpty && seen.count < names.count, "\(seen.count) events kept")
+
+            // Watching again from the revision after the last event taken gives the rest (a
+            // replay larger than the backlog may end the same way again: watch on from there).
+            var rounds = 0
+            while seen.count < names.count, rounds < names.count {
+                rounds += 1
+                do {
+                    for try await event in client.watch(prefix: bytes("/w/b/"), startRevision: lastRevision + 1) {
+                        seen.append(event.keyValue.keyString)
+                        lastRevision = event.keyValue.modRevision
+                        if seen.count == names.count { break }
+                    }
+                } catch let error as EtcdError where error.kind == .fellBehind {
+                    continue
+                }
+            }
+            #expect(seen == names)
+            await client.shutdown()
+        }
+    }
+
+    @Test("a watch backlog that is not positive is refused when the client is made")
+    func backlogMustBePositive() throws {
+        #expect(throws: EtcdError.self) { try EtcdClient(endpoints: ["http://127.0.0.1:2379"], logger: testLogger, maximumWatchBacklogBytes: 0) }
     }
 }
