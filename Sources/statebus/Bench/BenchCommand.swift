@@ -155,6 +155,10 @@ struct BenchPlan: Sendable {
     let fanoutViews: Int
     let fanoutRelays: Int
     let fanoutUpdates: Int
+    /// How long the host's idle CPU (heartbeats, timers) is measured before each fan-out run,
+    /// to take out of its CPU per update. It weighs in proportion to the run's own length, so
+    /// the short runs of `--quick` need only a short look.
+    let fanoutIdleWindow: Duration
     /// Items of the keyed-collection run, and the one-element changes made to it.
     let collectionItems: Int
     let collectionUpdates: Int
@@ -167,7 +171,8 @@ struct BenchPlan: Sendable {
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
         echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
-        durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, collectionItems: 1_000, collectionUpdates: 200,
+        durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, fanoutIdleWindow: .milliseconds(200),
+        collectionItems: 1_000, collectionUpdates: 200,
         failoverKills: 2, failoverViews: 3, pythonUpdates: 2_000
     )
     /// Every part, each at the size that still shows its figure and checks it, within the
@@ -175,13 +180,15 @@ struct BenchPlan: Sendable {
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
         echoWrites: 10_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500,
-        durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 100, fanoutRelays: 4, fanoutUpdates: 5_000, collectionItems: 100_000,
+        durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 100, fanoutRelays: 4, fanoutUpdates: 5_000, fanoutIdleWindow: .milliseconds(200),
+        collectionItems: 100_000,
         collectionUpdates: 1_000, failoverKills: 1, failoverViews: 10, pythonUpdates: 50_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
         echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000,
         durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
+        fanoutIdleWindow: .seconds(1),
         collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10, pythonUpdates: 200_000
     )
 }

@@ -17,7 +17,8 @@ extension BenchRunner {
             say("fan-out: \(arrangement.label), \(plan.fanoutUpdates) updates")
             do {
                 let outcome = try await FanoutBench(
-                    views: arrangement.views, relays: arrangement.relays, loadProcesses: relays, updates: plan.fanoutUpdates, churn: plan.joinChurn
+                    views: arrangement.views, relays: arrangement.relays, loadProcesses: relays, updates: plan.fanoutUpdates, churn: plan.joinChurn,
+                    idleWindow: plan.fanoutIdleWindow
                 ).run()
                 // The run returns once every view was live and then reached the last
                 // update's sequence: each converged. A view that fell behind the stream and

@@ -43,6 +43,8 @@ struct FanoutBench {
     let loadProcesses: Int
     let updates: Int
     let churn: Int
+    /// How long the host's idle CPU is measured before the run.
+    let idleWindow: Duration
 
     func run() async throws -> Outcome {
         let workers = WorkerGroup()
@@ -92,7 +94,7 @@ struct FanoutBench {
         var mark = host.lineCount
         host.send(line: "cpu")
         let idleStart = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
-        try await Task.sleep(for: .seconds(1))  // an idle second to measure, not synchronisation
+        try await Task.sleep(for: idleWindow)  // an idle time to measure, not synchronisation
         mark = host.lineCount
         host.send(line: "cpu")
         let before = try await WorkerGroup.line("cpu", from: host, after: mark, timeout: .seconds(60))
