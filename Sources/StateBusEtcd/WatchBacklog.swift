@@ -6,7 +6,8 @@ import StateBusRuntime
 /// consumer takes them in order through ``next()``. When the events waiting would pass
 /// ``limit``, ``add(_:)`` refuses and the reader ends the watch with an error that the
 /// consumer gets after the events already waiting: nothing is dropped silently, and a
-/// consumer that stalls costs at most `limit` bytes (and one answer line being read).
+/// consumer that stalls costs at most `limit` bytes and one event (and one answer line being
+/// read). The consumer gets the error once; ``next()`` returns `nil` after it.
 final class WatchBacklog: Sendable {
     /// The most bytes of events that may wait for the consumer.
     let limit: Int
@@ -49,7 +50,9 @@ final class WatchBacklog: Sendable {
                 state.waiter = nil
                 return (true, waiter)
             }
-            guard state.bytes + size <= limit else { return (false, nil) }
+            // An event always fits an empty backlog, so that one larger than the limit does
+            // not end a watch whose consumer keeps up: the bound is the limit plus one event.
+            guard state.bytes == 0 || state.bytes + size <= limit else { return (false, nil) }
             state.events.append(event)
             state.bytes += size
             return (true, nil)
@@ -60,6 +63,9 @@ final class WatchBacklog: Sendable {
 
     /// How many bytes of events wait for the consumer.
     var waitingBytes: Int { state.withLock { $0.bytes } }
+
+    /// Whether a consumer waits in ``next()`` (for tests).
+    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
 
     /// Ends the watch: the consumer gets the events still waiting, then `error` (or the end
     /// of the stream, for `nil`). Only the first call counts.
@@ -114,9 +120,13 @@ final class WatchBacklog: Sendable {
                         return .event(event)
                     }
                     switch state.ending {
-                    case .some(.some(let error)): return .failure(error)
+                    case .some(.some(let error)):
+                        // Delivered once: the stream then ends, as a thrown stream does.
+                        state.ending = .some(nil)
+                        return .failure(error)
                     case .some(.none): return .event(nil)
                     case .none:
+                        precondition(state.waiter == nil, "a watch's stream was iterated from two tasks at once")
                         state.waiter = waiter
                         return .wait
                     }

@@ -33,13 +33,19 @@ final class MetricsHTTPServer {
     /// - Throws: ``HTTPListenAddress/Error`` saying why it cannot listen.
     init(address: HTTPListenAddress, body: @escaping @Sendable () -> [UInt8]) throws {
         let socket = try Self.listen(on: address)
+        // libmicrohttpd gets a copy of the descriptor: when it fails to start, it closes the
+        // socket it was given on some paths and not on others, so the copy is left to it and
+        // only the original is closed here, once.
+        let copy = dup(socket.descriptor)
+        close(socket.descriptor)
+        guard copy >= 0 else {
+            throw HTTPListenAddress.Error("cannot serve metrics at \(address): \(String(cString: strerror(errno)))")
+        }
         let responder = Unmanaged.passRetained(MetricsResponder(body: body))
         guard
             let daemon = cmhd_start(
-                socket.descriptor, Self.handleRequest, responder.toOpaque(), Self.connectionLimit, Self.idleTimeoutSeconds,
-                Self.connectionMemoryBytes)
+                copy, Self.handleRequest, responder.toOpaque(), Self.connectionLimit, Self.idleTimeoutSeconds, Self.connectionMemoryBytes)
         else {
-            close(socket.descriptor)
             responder.release()
             throw HTTPListenAddress.Error("cannot serve metrics at \(address): libmicrohttpd did not start its server")
         }

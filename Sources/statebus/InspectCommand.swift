@@ -29,10 +29,15 @@ struct InspectCommand: ParsableCommand {
 
     func run() throws {
         let executable = Self.inspectorPath
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
+        guard FileManager.default.fileExists(atPath: executable) else {
             throw InspectorMissing(path: executable)
         }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        // This runs on a worker thread, which blocks most signals, and a signal mask survives
+        // exec: the inspector starts with none blocked, as from a shell.
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
         execv(executable, argv)
         // Only on failure: execv replaced this process otherwise.
         throw InspectorMissing(path: executable, reason: String(cString: strerror(errno)))

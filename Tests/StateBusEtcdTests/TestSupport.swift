@@ -29,9 +29,12 @@ func waitUntil(_ what: String, timeout: Duration = .seconds(15), _ condition: ()
 }
 
 /// Starts an etcd and a client of it, runs `body`, and shuts both down, also on failure.
-func withEtcdClient<T>(requestTimeout: Duration = .seconds(2), _ body: (EtcdTestServer, EtcdClient) async throws -> T) async throws -> T {
+func withEtcdClient<T>(
+    requestTimeout: Duration = .seconds(2), maximumWatchBacklogBytes: Int = 16 << 20, _ body: (EtcdTestServer, EtcdClient) async throws -> T
+) async throws -> T {
     try await EtcdTestServer.withEtcd(logger: testLogger) { server in
-        let client = try EtcdClient(endpoints: [server.endpoint], requestTimeout: requestTimeout, logger: testLogger)
+        let client = try EtcdClient(
+            endpoints: [server.endpoint], requestTimeout: requestTimeout, logger: testLogger, maximumWatchBacklogBytes: maximumWatchBacklogBytes)
         do {
             let result = try await body(server, client)
             await client.shutdown()

@@ -13,6 +13,14 @@ struct WatchBacklogTests {
                 lease: 0))
     }
 
+    @Test("an event larger than the bound still goes through an empty backlog")
+    func largeEventAlone() async throws {
+        let backlog = WatchBacklog(limit: 10)
+        #expect(backlog.add(Self.event("/big", revision: 1, value: 1000)))
+        #expect(!backlog.add(Self.event("/big", revision: 2, value: 1)))
+        #expect(try await backlog.next()?.keyValue.modRevision == 1)
+    }
+
     @Test("events past the bound are refused; the consumer gets the kept ones in order, then the error")
     func boundThenError() async throws {
         let one = Self.event("/a", revision: 1)
@@ -26,6 +34,7 @@ struct WatchBacklogTests {
             while let event = try await backlog.next() { revisions.append(event.keyValue.modRevision) }
         }
         #expect(revisions == [1, 2, 3])
+        #expect(try await backlog.next() == nil, "the error comes once; the stream then ends")
         #expect(backlog.waitingBytes == 0)
         #expect(!backlog.add(Self.event("/a", revision: 5)), "a watch that ended takes no more events")
     }
@@ -34,9 +43,11 @@ struct WatchBacklogTests {
     func waitingConsumer() async throws {
         let backlog = WatchBacklog(limit: 1 << 20)
         let first = Task { try await backlog.next() }
+        try await waitUntil("the consumer to wait") { backlog.hasWaiter }
         #expect(backlog.add(Self.event("/b", revision: 7)))
         #expect(try await first.value?.keyValue.modRevision == 7)
         let second = Task { try await backlog.next() }
+        try await waitUntil("the consumer to wait again") { backlog.hasWaiter }
         backlog.finish(throwing: nil)
         #expect(try await second.value == nil)
         #expect(backlog.waitingBytes == 0)
@@ -46,7 +57,9 @@ struct WatchBacklogTests {
     func cancellation() async throws {
         let backlog = WatchBacklog(limit: 1 << 20)
         let consumer = Task { try await backlog.next() }
+        try await waitUntil("the consumer to wait") { backlog.hasWaiter }
         consumer.cancel()
         #expect(try await consumer.value == nil)
+        #expect(!backlog.add(Self.event("/c", revision: 1)), "a cancelled consumer takes no more events")
     }
 }
