@@ -21,16 +21,12 @@ extension EtcdClient {
     ///   - key: the key.
     ///   - startRevision: the first revision to report; nil for changes from now on.
     public func watch(key: [UInt8], startRevision: Int64? = nil) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
-        watch(WireWatchCreateRequest(key: WireBytes(key), startRevision: startRevision.map(WireInt64.init)))
+        watchWithBacklog(WireWatchCreateRequest(key: WireBytes(key), startRevision: startRevision.map(WireInt64.init))).events
     }
 
     /// Watches every key that starts with `prefix`; otherwise like ``watch(key:startRevision:)``.
     public func watch(prefix: [UInt8], startRevision: Int64? = nil) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
         watchWithBacklog(prefix: prefix, startRevision: startRevision).events
-    }
-
-    private func watch(_ create: WireWatchCreateRequest) -> AsyncThrowingStream<EtcdWatchEvent, any Error> {
-        watchWithBacklog(create).events
     }
 
     /// Like ``watch(prefix:startRevision:)``, with the watch's backlog (for tests).

@@ -25,6 +25,8 @@ final class WatchBacklog: Sendable {
         var cancelled = false
         /// Who waits for the watch to end (``waitUntilEnded()``).
         var endWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Who waits for a consumer to wait (``waitUntilConsumerWaits()``).
+        var consumerWatchers: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Locked(State())
@@ -64,8 +66,17 @@ final class WatchBacklog: Sendable {
     /// How many bytes of events wait for the consumer.
     var waitingBytes: Int { state.withLock { $0.bytes } }
 
-    /// Whether a consumer waits in ``next()`` (for tests).
-    var hasWaiter: Bool { state.withLock { $0.waiter != nil } }
+    /// Returns once a consumer waits in ``next()`` for an event (for tests).
+    func waitUntilConsumerWaits() async {
+        await withCheckedContinuation { (watcher: CheckedContinuation<Void, Never>) in
+            let waiting = state.withLock { state -> Bool in
+                if state.waiter != nil { return true }
+                state.consumerWatchers.append(watcher)
+                return false
+            }
+            if waiting { watcher.resume() }
+        }
+    }
 
     /// Ends the watch: the consumer gets the events still waiting, then `error` (or the end
     /// of the stream, for `nil`). Only the first call counts.
@@ -107,6 +118,7 @@ final class WatchBacklog: Sendable {
                     case failure(any Error)
                     case wait
                 }
+                var watchers: [CheckedContinuation<Void, Never>] = []
                 let outcome = state.withLock { state -> Outcome in
                     if state.cancelled { return .event(nil) }
                     if state.head < state.events.count {
@@ -128,13 +140,14 @@ final class WatchBacklog: Sendable {
                     case .none:
                         precondition(state.waiter == nil, "a watch's stream was iterated from two tasks at once")
                         state.waiter = waiter
+                        swap(&watchers, &state.consumerWatchers)
                         return .wait
                     }
                 }
                 switch outcome {
                 case .event(let event): waiter.resume(returning: event)
                 case .failure(let error): waiter.resume(throwing: error)
-                case .wait: break
+                case .wait: for watcher in watchers { watcher.resume() }
                 }
             }
         } onCancel: {

@@ -11,7 +11,7 @@ import StateBusRuntime
 struct InspectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "statebus inspect",
-        abstract: "Serve a live web page of a running host: every object's properties, editable, the connected views, live charts.",
+        abstract: inspectorAbstract,
         discussion: """
             The page is itself a view: it joins every object the host serves, shows each \
             property as it changes (over a WebSocket), and lets you edit each writable one in \

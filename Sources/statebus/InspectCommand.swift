@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StateBusCommandLine
 
 #if canImport(Glibc)
     import Glibc
@@ -11,7 +12,7 @@ import Foundation
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Serve a live web page of a running host: every object's properties, editable, the connected views, live charts.",
+        abstract: inspectorAbstract,
         discussion: """
             Runs statebus-inspect, the executable built beside this one (`swift build` builds \
             both; `swift build --product statebus-inspect` builds it alone), with the same \

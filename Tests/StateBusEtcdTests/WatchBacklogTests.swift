@@ -3,7 +3,7 @@ import Testing
 @testable import StateBusEtcd
 
 /// The bound between a watch's reader and its consumer, without etcd.
-@Suite("Watch backlog")
+@Suite("Watch backlog", .timeLimit(.minutes(1)))
 struct WatchBacklogTests {
     static func event(_ key: String, revision: Int64, value: Int = 100) -> EtcdWatchEvent {
         EtcdWatchEvent(
@@ -43,11 +43,11 @@ struct WatchBacklogTests {
     func waitingConsumer() async throws {
         let backlog = WatchBacklog(limit: 1 << 20)
         let first = Task { try await backlog.next() }
-        try await waitUntil("the consumer to wait") { backlog.hasWaiter }
+        await backlog.waitUntilConsumerWaits()
         #expect(backlog.add(Self.event("/b", revision: 7)))
         #expect(try await first.value?.keyValue.modRevision == 7)
         let second = Task { try await backlog.next() }
-        try await waitUntil("the consumer to wait again") { backlog.hasWaiter }
+        await backlog.waitUntilConsumerWaits()
         backlog.finish(throwing: nil)
         #expect(try await second.value == nil)
         #expect(backlog.waitingBytes == 0)
@@ -57,7 +57,7 @@ struct WatchBacklogTests {
     func cancellation() async throws {
         let backlog = WatchBacklog(limit: 1 << 20)
         let consumer = Task { try await backlog.next() }
-        try await waitUntil("the consumer to wait") { backlog.hasWaiter }
+        await backlog.waitUntilConsumerWaits()
         consumer.cancel()
         #expect(try await consumer.value == nil)
         #expect(!backlog.add(Self.event("/c", revision: 1)), "a cancelled consumer takes no more events")

@@ -170,14 +170,10 @@ final class EtcdTestServer: Sendable {
         #endif
     }
 
-    /// Polls until the process has exited; false when it is still running at the end.
+    /// Waits until the process has exited (the kernel tells the launcher's spawner); false
+    /// when it is still running at the end.
     private func waitForExit(within timeout: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while isRunning {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+        (try? await process.exited(timeout: timeout)) != nil
     }
 
     /// How a start ended.
