@@ -5,7 +5,8 @@
 #endif
 
 /// A value behind a lock: the `withLock` shape of `Synchronization.Mutex`, on a
-/// `pthread_mutex_t`.
+/// `pthread_mutex_t`, with a condition to wait on for a change of the value
+/// (``withLock(waitingUpTo:until:_:)`` and ``signalAll()``).
 ///
 /// On Linux `Mutex` waits on futexes that ThreadSanitizer cannot see, so every access it
 /// guards looks like a race and a TSan run cannot tell a real one; ThreadSanitizer
@@ -18,10 +19,13 @@
 /// ```
 public final class Locked<Value>: @unchecked Sendable {
     // Sendable: `value` is read and written only inside `withLock`, between
-    // `pthread_mutex_lock` and `pthread_mutex_unlock` on `mutex`, so no two threads touch
+    // `pthread_mutex_lock` and `pthread_mutex_unlock` on `mutex` (a wait on `condition`
+    // releases and takes it again inside `pthread_cond_timedwait`), so no two threads touch
     // it at once; `withLock` takes and returns `sending` values, as `Mutex` does, so a
     // non-Sendable value cannot be shared out of the lock.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// Signalled by ``signalAll()``; its waits time out on `CLOCK_MONOTONIC`.
+    @usableFromInline let condition: UnsafeMutablePointer<pthread_cond_t>
     @usableFromInline var value: Value
 
     /// A lock holding `value`.
@@ -36,9 +40,19 @@ public final class Locked<Value>: @unchecked Sendable {
         pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
         pthread_mutex_init(mutex, &attributes)
         pthread_mutexattr_destroy(&attributes)
+        condition = .allocate(capacity: 1)
+        condition.initialize(to: pthread_cond_t())
+        var conditionAttributes = pthread_condattr_t()
+        pthread_condattr_init(&conditionAttributes)
+        // The monotonic clock: a change of the wall clock must not stretch or cut a wait.
+        pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &conditionAttributes)
+        pthread_condattr_destroy(&conditionAttributes)
     }
 
     deinit {
+        pthread_cond_destroy(condition)
+        condition.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -53,5 +67,56 @@ public final class Locked<Value>: @unchecked Sendable {
         precondition(locked == 0, "Locked.withLock inside withLock of the same lock on one thread (it is not reentrant): error \(locked)")
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
+    }
+
+    /// Runs `body` with the value, holding the lock, once `isReady` holds for it: until
+    /// then the thread waits, the lock released, for a ``signalAll()``, and at most `timeout`.
+    ///
+    /// Whoever changes the value in a way that can make `isReady` hold calls ``signalAll()``
+    /// after that change (inside or after its own `withLock`); the predicate is checked
+    /// under the lock before every wait, so no signal is missed.
+    /// - Parameters:
+    ///   - timeout: the longest wait, on the monotonic clock.
+    ///   - isReady: what the caller waits for; checked under the lock.
+    ///   - body: gets the value and whether `isReady` held (`false`: the time ran out).
+    @inlinable
+    public func withLock<Result, Failure: Error>(
+        waitingUpTo timeout: Duration, until isReady: (inout Value) -> Bool,
+        _ body: (inout sending Value, _ ready: Bool) throws(Failure) -> sending Result
+    ) throws(Failure) -> sending Result {
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Locked.withLock inside withLock of the same lock on one thread (it is not reentrant): error \(locked)")
+        defer { pthread_mutex_unlock(mutex) }
+        var ready = isReady(&value)
+        if !ready {
+            let deadline = Self.monotonicDeadline(after: timeout)
+            while !ready {
+                let waited = withUnsafePointer(to: deadline) { pthread_cond_timedwait(condition, mutex, $0) }
+                ready = isReady(&value)
+                if waited == ETIMEDOUT { break }
+            }
+        }
+        return try body(&value, ready)
+    }
+
+    /// Wakes every thread waiting in ``withLock(waitingUpTo:until:_:)`` to check its
+    /// condition again. Costs no system call when none waits.
+    public func signalAll() {
+        pthread_cond_broadcast(condition)
+    }
+
+    /// `CLOCK_MONOTONIC` now plus `timeout`, as `pthread_cond_timedwait` takes it.
+    @usableFromInline
+    static func monotonicDeadline(after timeout: Duration) -> timespec {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let (seconds, attoseconds) = max(timeout, .zero).components
+        var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
+        var wholeSeconds = Int(now.tv_sec) + Int(seconds)
+        if nanoseconds >= 1_000_000_000 {
+            nanoseconds -= 1_000_000_000
+            wholeSeconds += 1
+        }
+        return timespec(tv_sec: wholeSeconds, tv_nsec: nanoseconds)
     }
 }

@@ -34,4 +34,23 @@ struct LockedTests {
         }
         #expect(log.withLock { $0 } == ["a", "b"])
     }
+
+    @Test("a wait for a condition ends when another thread makes it hold and signals, or at its timeout with ready false")
+    func waitsForACondition() async {
+        let box = Locked(0)
+        let seen = await withCheckedContinuation { (continuation: CheckedContinuation<(Int, Bool), Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: box.withLock(waitingUpTo: .seconds(60), until: { $0 >= 3 }) { ($0, $1) })
+            }
+            for _ in 0..<3 {
+                box.withLock { $0 += 1 }
+                box.signalAll()
+            }
+        }
+        #expect(seen.0 == 3 && seen.1)
+        let started = ContinuousClock.now
+        let timedOut = box.withLock(waitingUpTo: .milliseconds(100), until: { $0 > 3 }) { ($0, $1) }
+        #expect(timedOut.0 == 3 && !timedOut.1)
+        #expect(ContinuousClock.now - started >= .milliseconds(100), "it waited its whole timeout")
+    }
 }

@@ -16,7 +16,7 @@ extension StateHost {
     @discardableResult
     public func applyDurably(_ changes: [PropertyChange], to object: String) async throws(StateBusError) -> UInt64 {
         let outcome = DurabilityOutcome()
-        let applied = try state.apply(changes, to: object, fromView: nil, writeID: 0, whenDurable: outcome.record)
+        let applied = try state.apply(changes, to: object, fromView: nil, writeID: 0, whenDurable: outcome.record, roomWait: roomWait)
         // The batch is queued with its waiter: the publication this schedules (or one already
         // scheduled) holds it for its group commit and answers the waiter when that is done,
         // or at the host's stop.

@@ -92,6 +92,7 @@ public final class StateHost: Sendable {
         actionHandlers.removeAll()
         for feed in state.feeds { feed.finish() }
         loop.shutdown()
+        state.stopWaitingForRoom()
     }
 
     // MARK: Reading
@@ -143,12 +144,21 @@ public final class StateHost: Sendable {
     ///   - path: where inside the property's value; `.root` for all of it.
     ///   - object: the object's name.
     /// - Returns: the batch's sequence number.
-    /// - Throws: `StateBusError` (`unknownObject`, `unknownProperty`, `typeMismatch`, `invalidPath`).
+    /// - Throws: `StateBusError` (`unknownObject`, `unknownProperty`, `typeMismatch`, `invalidPath`;
+    ///   `overloaded` when the queue of changes to publish stayed full, see
+    ///   ``HostLimits/maxUnpublishedBytes``).
     @discardableResult
     public func update(_ property: String, to value: Value, at path: ValuePath = .root, in object: String) throws(StateBusError) -> UInt64 {
-        let result = try state.apply(PropertyChange(property, at: path, to: value), to: object)
+        let result = try state.apply(PropertyChange(property, at: path, to: value), to: object, roomWait: roomWait)
         schedulePublish(if: result.schedulePublish)
         return result.sequence
+    }
+
+    /// How long a change of the host's own may wait for room in the queue of changes to
+    /// publish (``HostLimits/maxUnpublishedBytes``): on the loop's own thread not at all,
+    /// since the loop takes the queue only once its turn ends.
+    var roomWait: Duration? {
+        loop.isOnLoopThread ? nil : state.limits.unpublishedRoomWait
     }
 
     /// Has the loop publish what is queued, when the source of truth asked for it (the first
@@ -164,7 +174,7 @@ public final class StateHost: Sendable {
     /// - Throws: `StateBusError`; nothing is applied then.
     @discardableResult
     public func apply(_ changes: [PropertyChange], to object: String) throws(StateBusError) -> UInt64 {
-        let result = try state.apply(changes, to: object, fromView: nil, writeID: 0)
+        let result = try state.apply(changes, to: object, fromView: nil, writeID: 0, roomWait: roomWait)
         schedulePublish(if: result.schedulePublish)
         return result.sequence
     }

@@ -55,3 +55,15 @@ extension AppliedBatch {
         return 9 + item.size
     }
 }
+
+extension AppliedBatch {
+    /// What a batch of these changes holds in the source of truth's queue, in bytes, for
+    /// ``HostLimits/maxUnpublishedBytes``: its place in the queue, the list of any changes
+    /// past the first, and each change's new value's encoded size (the size the store found
+    /// while checking it; the memory a value takes is of that order).
+    static func queuedBytes(of changes: BatchChanges) -> Int {
+        var total = MemoryLayout<AppliedBatch>.stride + changes.first.size
+        for item in changes.rest { total += MemoryLayout<ObjectStore.Resolved>.stride + item.size }
+        return total
+    }
+}

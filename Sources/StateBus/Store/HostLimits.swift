@@ -31,6 +31,19 @@ public struct HostLimits: Sendable, Hashable {
     /// one, before reading it. A view id must therefore fit in `maxSubscriptionBytes - 4`
     /// bytes of UTF-8 (`j/`, NUL and the flag take the rest).
     public var maxSubscriptionBytes: Int
+    /// What the host's own changes (``StateHost/update(_:to:at:in:)``,
+    /// ``StateHost/apply(_:to:)``, ``StateHost/applyDurably(_:to:)``, a served model's
+    /// changes) may queue before its loop takes them to publish, in bytes (default 8 MiB):
+    /// each batch counts its place in the queue and its values' encoded size. Code that
+    /// changes the host faster than its loop publishes waits at the bound until the loop
+    /// has taken the queue, at most ``unpublishedRoomWait``; past that the change is not
+    /// made and throws `overloaded` (`closed` once the host has stopped). Views' writes are
+    /// applied on the loop and never wait: the loop takes the queue at the end of its turn.
+    public var maxUnpublishedBytes: Int
+    /// How long a change of the host's own waits for room under ``maxUnpublishedBytes``
+    /// before it throws `overloaded` (default 10 s). The loop takes the whole queue on its
+    /// next turn, so only a stuck loop makes a change wait that long.
+    public var unpublishedRoomWait: Duration
 
     /// Creates limits; every parameter has the default documented on its property.
     public init(
@@ -38,13 +51,17 @@ public struct HostLimits: Sendable, Hashable {
         maxObjectBytes: Int = 4 << 20,
         maxPublicationBytes: Int = 256 << 10,
         subscriberQueueBytes: Int = 64 << 20,
-        maxSubscriptionBytes: Int = 256
+        maxSubscriptionBytes: Int = 256,
+        maxUnpublishedBytes: Int = 8 << 20,
+        unpublishedRoomWait: Duration = .seconds(10)
     ) {
         self.maxPropertyBytes = maxPropertyBytes
         self.maxObjectBytes = maxObjectBytes
         self.maxPublicationBytes = maxPublicationBytes
         self.subscriberQueueBytes = subscriberQueueBytes
         self.maxSubscriptionBytes = maxSubscriptionBytes
+        self.maxUnpublishedBytes = maxUnpublishedBytes
+        self.unpublishedRoomWait = unpublishedRoomWait
     }
 
     /// The fewest publications a subscriber may have queued (1,000, libzmq's default): with

@@ -20,6 +20,11 @@ final class SourceOfTruth: Sendable {
         /// ``StateHost/applyDurably(_:to:)``); taken together with those batches.
         var durabilityWaiters: [DurabilityEntry] = []
         var publishScheduled = false
+        /// What the queued batches hold, in bytes (``AppliedBatch/queuedBytes``), against
+        /// ``HostLimits/maxUnpublishedBytes``.
+        var unpublishedBytes = 0
+        /// The host has stopped: nothing waits for room any more.
+        var stopped = false
 
         /// The store of the object of that name.
         func store(_ object: String, in truth: SourceOfTruth) -> ObjectStore? {
@@ -85,17 +90,23 @@ final class SourceOfTruth: Sendable {
     /// - Parameter whenDurable: queued with the batch, under the same lock, so the group
     ///   commit that takes the batch also answers it.
     /// - Returns: the batch's sequence, and whether the caller must schedule a publish.
+    /// - Parameter roomWait: for the host's own changes made off its loop: while the queue
+    ///   holds ``HostLimits/maxUnpublishedBytes`` or more, wait up to this long for the loop
+    ///   to take it, then refuse the batch (`overloaded`). `nil` (the loop's own writes, a
+    ///   compensation) queues at once: the loop takes the queue at the end of its turn.
     func apply(
         _ changes: [PropertyChange], to object: String, fromView origin: String?, writeID: UInt64,
-        whenDurable: DurabilityWaiter? = nil
+        whenDurable: DurabilityWaiter? = nil, roomWait: Duration? = nil
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
-        try apply(changes.count == 1 ? .one(changes[0]) : .many(changes), to: object, fromView: origin, writeID: writeID, whenDurable: whenDurable)
+        try apply(
+            changes.count == 1 ? .one(changes[0]) : .many(changes), to: object, fromView: origin, writeID: writeID, whenDurable: whenDurable,
+            roomWait: roomWait)
     }
 
-    /// ``apply(_:to:fromView:writeID:whenDurable:)-([PropertyChange],_,_,_,_)`` for a batch of one
-    /// change: the host's own updates, without a list to allocate.
-    func apply(_ change: PropertyChange, to object: String) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
-        try apply(.one(change), to: object, fromView: nil, writeID: 0, whenDurable: nil)
+    /// ``apply(_:to:fromView:writeID:whenDurable:roomWait:)-([PropertyChange],_,_,_,_,_)`` for
+    /// a batch of one change: the host's own updates, without a list to allocate.
+    func apply(_ change: PropertyChange, to object: String, roomWait: Duration?) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
+        try apply(.one(change), to: object, fromView: nil, writeID: 0, whenDurable: nil, roomWait: roomWait)
     }
 
     /// A batch's changes as given: one, or a list.
@@ -105,13 +116,17 @@ final class SourceOfTruth: Sendable {
     }
 
     private func apply(
-        _ changes: Changes, to object: String, fromView origin: String?, writeID: UInt64, whenDurable: DurabilityWaiter?
+        _ changes: Changes, to object: String, fromView origin: String?, writeID: UInt64, whenDurable: DurabilityWaiter?, roomWait: Duration?
     ) throws(StateBusError) -> (sequence: UInt64, schedulePublish: Bool) {
         guard let index = index(of: object) else {
             throw StateBusError(
                 .unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
         }
-        let result = inner.withLock { inner -> Result<(UInt64, Bool), StateBusError> in
+        let bound = limits.maxUnpublishedBytes
+        let result = inner.withLock(
+            waitingUpTo: roomWait ?? .zero, until: { roomWait == nil || $0.unpublishedBytes < bound || $0.stopped }
+        ) { inner, _ -> Result<(UInt64, Bool), StateBusError> in
+            if roomWait != nil, inner.unpublishedBytes >= bound { return .failure(Self.noRoom(inner, waited: roomWait, bound: bound)) }
             let sequence: UInt64
             let resolved: BatchChanges
             do throws(StateBusError) {
@@ -127,6 +142,7 @@ final class SourceOfTruth: Sendable {
             } catch {
                 return .failure(error)
             }
+            inner.unpublishedBytes += AppliedBatch.queuedBytes(of: resolved)
             // Moved, not copied, into the queue: a copy retains every string and value the
             // changes hold, and its end releases them.
             inner.unpublished.append(
@@ -149,6 +165,15 @@ final class SourceOfTruth: Sendable {
         }
     }
 
+    /// Why a change of the host's own found no room in the queue.
+    private static func noRoom(_ inner: borrowing Inner, waited: Duration?, bound: Int) -> StateBusError {
+        if inner.stopped { return StateBusError(.closed, "the host has stopped, so its queue of changes to publish no longer empties") }
+        return StateBusError(
+            .overloaded,
+            "the host's queue of changes to publish held \(inner.unpublishedBytes) bytes (HostLimits.maxUnpublishedBytes: \(bound)) and its loop did not take it within \(waited ?? .zero): the change was not made; the loop is stuck or far slower than the changes come"
+        )
+    }
+
     /// Batches taken at once past which the host's own changes are coming in a burst: the
     /// next publication is then left to a timer (``HostServer/burstInterval``), so the code
     /// applying them does not wake the loop for every few batches.
@@ -158,15 +183,25 @@ final class SourceOfTruth: Sendable {
     /// - Returns: also whether they came in a burst: the caller then promises a publication
     ///   soon (changes applied meanwhile do not ask for one).
     func takeUnpublished() -> (batches: [AppliedBatch], waiters: [DurabilityEntry], burst: Bool) {
-        inner.withLock { inner in
+        // The queue is empty now: changes waiting for room may go in.
+        defer { inner.signalAll() }
+        return inner.withLock { inner in
             let burst = inner.unpublished.count >= Self.burstBatches
             inner.publishScheduled = burst
             var taken: [AppliedBatch] = []
             swap(&taken, &inner.spare)
             swap(&taken, &inner.unpublished)
+            inner.unpublishedBytes = 0
             defer { inner.durabilityWaiters.removeAll() }
             return (taken, inner.durabilityWaiters, burst)
         }
+    }
+
+    /// Ends every wait for room in the queue (the host stopped: nothing will take it); the
+    /// changes that waited are refused with `closed`.
+    func stopWaitingForRoom() {
+        inner.withLock { $0.stopped = true }
+        inner.signalAll()
     }
 
     /// A spare queue of at most this much room is always kept.
