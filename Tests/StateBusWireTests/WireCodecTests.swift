@@ -175,6 +175,60 @@ struct WireCodecTests {
         }
     }
 
+    @Test(
+        "a run read for a copy that keeps only latest values leaves out exactly the costly whole values a later whole value of the property replaces")
+    func supersededChangesLeftOut() async {
+        var leftOutInAll = 0
+        await propertyCheck(count: 300, input: Gen.int(in: 0...Int.max)) { seed in
+            // Few properties and many batches, so that properties change again within a run.
+            var generator = SplitMix(state: UInt64(seed))
+            let batches: [[IndexedChange]] = (0..<Int(2 + generator.next() % 12)).map { _ in
+                (0..<Int(1 + generator.next() % 3)).map { _ in
+                    Self.randomChange(using: &generator, property: Int(generator.next() % 3), pathed: true)
+                }
+            }
+            var encoder = UpdateRunEncoder()
+            encoder.start(object: 0, epoch: 1, firstSequence: 1)
+            for changes in batches {
+                encoder.beginBatch(origin: nil, writeID: 0)
+                for change in changes { encoder.append(change) }
+            }
+            let bytes = encoder.publication()
+            recordingErrors {
+                let (_, all) = try Self.readRun(bytes)
+                let live = try bytes.withUnsafeBytes { buffer in
+                    var run = try UpdateRunReader(publication: buffer)
+                    try run.leaveOutSupersededChanges()
+                    var read: [(UpdateRunReader.Batch, [IndexedChange?])] = []
+                    while let batch = try run.nextBatch() {
+                        read.append((batch, try (0..<batch.changes).map { _ in try run.nextLiveChange() }))
+                    }
+                    return read
+                }
+                #expect(live.map(\.0) == all.map(\.0), "every batch is still read, with its sequence")
+                // In run order: each change, and whether it was left out.
+                let flat = zip(all, live).flatMap { whole, read in zip(whole.1, read.1).map { ($0, $1 == nil) } }
+                for (index, (change, leftOut)) in flat.enumerated() {
+                    let next = flat[(index + 1)...].first { $0.0.property == change.property }?.0
+                    let costly: Bool
+                    switch change.value {
+                    case .string, .bytes, .list, .map: costly = true
+                    default: costly = false
+                    }
+                    let superseded = change.replacesWholeValue && costly && next?.replacesWholeValue == true
+                    #expect(
+                        leftOut == superseded,
+                        "change \(index) \(change) left out: \(leftOut); next of its property: \(next.map(String.init(describing:)) ?? "none")")
+                    if leftOut { leftOutInAll += 1 }
+                }
+                // What is read is what was written, with the superseded values skipped over.
+                let kept = zip(all, live).flatMap { whole, read in zip(whole.1, read.1).compactMap { $1 == nil ? nil : $0 } }
+                #expect(kept == zip(all, live).flatMap { $1.1.compactMap { $0 } })
+            }
+        }
+        #expect(leftOutInAll > 0, "the random runs left something out")
+    }
+
     @Test("a run in a valid but unusual form (columns unpacked) is refused by the fast path and read by the general one")
     func unusualRun() throws {
         // The generated code writes packed columns too; splice an unpacked `ints` entry after them.

@@ -171,6 +171,7 @@ struct ObjectFollower<HeldRun> {
     ) -> RunOutcome {
         var outcome = RunOutcome()
         do {
+            if copy.keepsOnlyLatestValues { try run.leaveOutSupersededChanges() }
             while let batch = try run.nextBatch(into: &scratch) {
                 switch BatchPlace(batch: batch.sequence, following: copy.sequence) {
                 case .alreadyApplied: continue

@@ -17,6 +17,11 @@ extension ReplicaState: FollowedCopy {
 
     var propertyCount: Int { confirmed.count }
 
+    /// With no write of the view's own pending, the view shows the confirmed values, and
+    /// only the latest of each is ever seen: the run is applied under one lock before its
+    /// observers hear of it. (With writes pending, each change is rebased under them.)
+    var keepsOnlyLatestValues: Bool { isPlain }
+
     mutating func apply(_ batch: UpdateRunReader.Batch, _ changes: [IndexedChange], context: inout Context) -> Bool {
         if batch.origin == context.viewID, batch.writeID != 0 { context.echoes.append((batch.writeID, batch.sequence)) }
         if isPlain {

@@ -81,6 +81,59 @@ package struct ColumnCursor {
     /// Whether every cell has been read.
     package var isAtEnd: Bool { cells.isAtEnd }
 
+    /// Which of the cells not yet read hold a whole value that a later cell of the message
+    /// replaces whole, with nothing in between that changes the same property: a copy that
+    /// keeps only each property's latest value need not decode them (``skip()``).
+    ///
+    /// Only values that cost a decoding (strings, bytes, lists and maps) are marked; a cell
+    /// after a change inside the value (a pathed cell) is never marked superseded by it.
+    /// Reads the cells column only, from a copy of the cursor's place.
+    /// - Returns: one flag per cell, in order; empty when none is superseded.
+    /// - Throws: `.malformed` for a cell that is not a valid varint.
+    package func supersededCells() throws(WireDecodingError) -> [Bool] {
+        var reader = cells
+        var marks: [Bool] = []
+        var anyMarked = false
+        // For each property, its last cell so far, when that cell is a costly whole value.
+        var lastCostly: [Int: Int] = [:]
+        var index = 0
+        while !reader.isAtEnd {
+            let cell = try reader.varint32()
+            let property = Int(cell >> 3)
+            let encoding = CellEncoding(rawValue: cell & 7)!
+            if encoding != .pathed, let earlier = lastCostly[property] {
+                marks[earlier] = true
+                anyMarked = true
+            }
+            switch encoding {
+            case .string, .bytes, .value: lastCostly[property] = index
+            default: lastCostly[property] = nil
+            }
+            marks.append(false)
+            index += 1
+        }
+        return anyMarked ? marks : []
+    }
+
+    /// Moves past the next cell and its value without decoding the value (see
+    /// ``supersededCells()``); only the value's place in its column is read.
+    /// - Throws: `.malformed` when the cell or its column's entry is missing.
+    package mutating func skip() throws(WireDecodingError) {
+        guard !cells.isAtEnd else { throw .malformed("fewer cells than changes") }
+        let cell = try cells.varint32()
+        switch CellEncoding(rawValue: cell & 7)! {
+        case .int, .bool:
+            guard !ints.isAtEnd else { throw .malformed("the ints column ends early") }
+            _ = try ints.varint()
+        case .double: _ = try doubles.fixed64()
+        case .string: _ = try strings.next()
+        case .bytes: _ = try blobs.next()
+        case .null: break
+        case .value: _ = try values.next()
+        case .pathed: _ = try pathed.next()
+        }
+    }
+
     /// The next change.
     /// - Throws: `.malformed` when a cell or its value is missing or not valid.
     @inline(__always)

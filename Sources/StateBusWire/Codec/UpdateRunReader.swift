@@ -39,6 +39,13 @@ package struct UpdateRunReader {
     private var nextOrigin: Int?
     private var batchIndex = 0
     private var changesLeft = 0
+    /// Whether the run has a column of values that cost a decoding (strings, bytes, lists,
+    /// maps): only then can skipping superseded ones pay.
+    private var hasCostlyValues = false
+    /// The changes ``nextLiveChange()`` leaves out, by their place in the run (empty: none).
+    private var superseded: [Bool] = []
+    /// The place in the run of the next change read.
+    private var changeIndex = 0
 
     /// Reads the header of the publication in `buffer` (valid while the reader is used).
     /// - Throws: `.malformed` for invalid bytes or a publication without a run;
@@ -118,6 +125,7 @@ package struct UpdateRunReader {
         firstSequence = first
         self.batches = Int(batches)
         columns = ColumnCursor(buffer, message: runRange, layout: layout)
+        hasCostlyValues = layout.strings != nil || layout.blobs != nil || layout.values != nil
         self.batchChanges = batchChanges.map { WireReader(buffer, range: $0) }
         self.originBatches = WireReader(buffer, range: originBatches)
         origins = RepeatedField(number: 14, reader: WireReader(buffer, range: (originsStart ?? runRange.upperBound)..<runRange.upperBound))
@@ -156,7 +164,30 @@ package struct UpdateRunReader {
     package mutating func nextChange() throws(WireDecodingError) -> IndexedChange {
         guard changesLeft > 0 else { throw .malformed("more changes read than the batch has") }
         changesLeft -= 1
+        changeIndex += 1
         return try columns.next()
+    }
+
+    /// Has ``nextLiveChange()`` leave out the changes whose whole value a later change of
+    /// the run replaces whole (``ColumnCursor/supersededCells()``), for a copy that keeps
+    /// only each property's latest value: their values are never decoded. Call it before
+    /// the first batch. A run of one batch, or without strings, bytes, lists or maps, has
+    /// nothing worth leaving out and is not looked at.
+    package mutating func leaveOutSupersededChanges() throws(WireDecodingError) {
+        guard batches > 1, hasCostlyValues, changeIndex == 0 else { return }
+        superseded = try columns.supersededCells()
+    }
+
+    /// The next change of the current batch, or `nil` for one left out
+    /// (``leaveOutSupersededChanges()``), which is read past without decoding its value.
+    @inline(__always)
+    package mutating func nextLiveChange() throws(WireDecodingError) -> IndexedChange? {
+        guard changeIndex < superseded.count, superseded[changeIndex] else { return try nextChange() }
+        guard changesLeft > 0 else { throw .malformed("more changes read than the batch has") }
+        changesLeft -= 1
+        changeIndex += 1
+        try columns.skip()
+        return nil
     }
 
     /// The canonical bytes of a publication whose run the fast path does not take (a valid
