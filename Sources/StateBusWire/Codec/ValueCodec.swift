@@ -58,9 +58,43 @@ package enum ValueCodec {
                     if sortedKeys {
                         for key in entries.keys.sorted() { entry(key, entries[key]!) }
                     } else {
-                        for (key, item) in entries { entry(key, item) }
+                        for (key, item) in entries {
+                            // A struct's fields are mostly plain values, whose entry's size is
+                            // known before it is written: its lengths go first, with no body
+                            // written through closures and its length fixed up after.
+                            guard let itemSize = plainBodySize(item) else {
+                                entry(key, item)
+                                continue
+                            }
+                            let keyBytes = key.utf8.count
+                            let entrySize =
+                                2 + WireWriter.varintSize(UInt64(keyBytes)) + keyBytes + WireWriter.varintSize(UInt64(itemSize)) + itemSize
+                            map.tag(1, .lengthDelimited)
+                            map.varint(UInt64(entrySize))
+                            map.tag(1, .lengthDelimited)
+                            map.appendLengthPrefixed(string: key)
+                            map.tag(2, .lengthDelimited)
+                            map.varint(UInt64(itemSize))
+                            write(item, into: &map)
+                        }
                     }
                 })
+        }
+    }
+
+    /// The exact size of the body ``write(_:into:sortedKeys:)`` writes for a value that is
+    /// not a list or a map (`nil` for those).
+    @inline(__always)
+    static func plainBodySize(_ value: Value) -> Int? {
+        switch value {
+        case .null, .bool: return 2
+        case .int(let number): return 1 + WireWriter.varintSize(UInt64(bitPattern: (number << 1) ^ (number >> 63)))
+        case .double: return 9
+        case .string(let text):
+            let count = text.utf8.count
+            return 1 + WireWriter.varintSize(UInt64(count)) + count
+        case .bytes(let data): return 1 + WireWriter.varintSize(UInt64(data.count)) + data.count
+        case .list, .map: return nil
         }
     }
 
