@@ -56,4 +56,30 @@ struct SourceOfTruthRoomTests {
         }
         #expect(sequence == UInt64(made + 1))
     }
+
+    @Test("a published burst's batches are released by the host code's next change, or by the loop once the burst is over")
+    func publishedBurstReleased() throws {
+        let truth = Self.truth(bound: 8 << 20, wait: .seconds(60))
+        func burst(_ count: Int) throws -> [AppliedBatch] {
+            for value in 0..<count { _ = try truth.apply(PropertyChange("counter", to: .int(Int64(value))), to: "Feed", roomWait: .seconds(60)) }
+            return truth.takeUnpublished().batches
+        }
+        func left() -> Int { truth.inner.withLock { $0.publishedBurst.count } }
+
+        truth.recycle(try burst(SourceOfTruth.burstBatches))
+        #expect(left() == SourceOfTruth.burstBatches, "a burst's published queue waits for the host's code")
+        _ = try truth.apply(PropertyChange("counter", to: 1), to: "Feed", roomWait: .seconds(60))
+        #expect(left() == 0, "the host's next change released it")
+        #expect(truth.inner.withLock { $0.unpublished.count } == 1)
+
+        // The change above is taken with this burst.
+        truth.recycle(try burst(SourceOfTruth.burstBatches * 2))
+        #expect(left() == SourceOfTruth.burstBatches * 2 + 1)
+        // A view's write, applied on the loop, leaves it; the loop's next small publication
+        // (the burst is over) releases it.
+        _ = try truth.apply([PropertyChange("counter", to: 2)], to: "Feed", fromView: "view", writeID: 1)
+        #expect(left() == SourceOfTruth.burstBatches * 2 + 1)
+        truth.recycle(truth.takeUnpublished().batches)
+        #expect(left() == 0)
+    }
 }

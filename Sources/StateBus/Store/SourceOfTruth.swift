@@ -25,6 +25,12 @@ final class SourceOfTruth: Sendable {
         var unpublishedBytes = 0
         /// The host has stopped: nothing waits for room any more.
         var stopped = false
+        /// A burst's queue the loop has published, its batches not yet released: the host's
+        /// code, whose thread made most of their values, releases them at its next change
+        /// (``releasePublishedBurst(_:)``), so its allocator takes that memory back without
+        /// the loop's frees contending with its own allocations; or the loop does, once
+        /// the burst is over (``recycle(_:)``).
+        var publishedBurst: [AppliedBatch] = []
 
         /// The store of the object of that name.
         func store(_ object: String, in truth: SourceOfTruth) -> ObjectStore? {
@@ -123,10 +129,15 @@ final class SourceOfTruth: Sendable {
                 .unknownObject, "this host serves no object '\(object)'; it serves: \(names.sorted().joined(separator: ", "))", object: object)
         }
         let bound = limits.maxUnpublishedBytes
+        var toRelease: [AppliedBatch] = []
+        defer { if !toRelease.isEmpty { releasePublishedBurst(toRelease) } }
         let result = inner.withLock(
             waitingUpTo: roomWait ?? .zero, until: { roomWait == nil || $0.unpublishedBytes < bound || $0.stopped }
         ) { inner, _ -> Result<(UInt64, Bool), StateBusError> in
-            if roomWait != nil, inner.unpublishedBytes >= bound { return .failure(Self.noRoom(inner, waited: roomWait, bound: bound)) }
+            if roomWait != nil {
+                if inner.unpublishedBytes >= bound { return .failure(Self.noRoom(inner, waited: roomWait, bound: bound)) }
+                if !inner.publishedBurst.isEmpty { swap(&toRelease, &inner.publishedBurst) }
+            }
             let sequence: UInt64
             let resolved: BatchChanges
             do throws(StateBusError) {
@@ -211,11 +222,36 @@ final class SourceOfTruth: Sendable {
     static let maxSpareBytes = 16 << 20
 
     /// Takes back a queue the loop took with ``takeUnpublished()`` and has published, to be
-    /// the next queue: emptied here, outside the lock (its batches' values are released).
-    /// Kept when it is small, or while bursts fill it (at least an eighth of its room was
-    /// used) up to ``maxSpareBytes``; a large one that went mostly unused is freed, so a
-    /// burst's memory goes with the burst.
+    /// the next queue (``keepAsSpare(emptying:)``).
+    ///
+    /// A burst's queue (``burstBatches`` or more) is instead left whole for the host's code
+    /// to release at its next change (``Inner/publishedBurst``), unless one is left already;
+    /// a smaller queue means the burst is over, and the loop releases what it left.
     func recycle(_ batches: consuming [AppliedBatch]) {
+        let used = batches.count
+        var left: [AppliedBatch] = []
+        inner.withLock { inner in
+            if used >= Self.burstBatches {
+                if inner.publishedBurst.isEmpty { swap(&inner.publishedBurst, &batches) }
+            } else {
+                swap(&left, &inner.publishedBurst)
+            }
+        }
+        if !left.isEmpty { keepAsSpare(emptying: left) }
+        keepAsSpare(emptying: batches)
+    }
+
+    /// Releases the batches of a published burst on the calling thread (the host's code's,
+    /// in ``apply(_:to:roomWait:)``), and keeps the queue as a spare.
+    private func releasePublishedBurst(_ batches: consuming [AppliedBatch]) {
+        keepAsSpare(emptying: batches)
+    }
+
+    /// Empties a queue, outside the lock (its batches' values are released), and keeps it
+    /// as the next queue: when it is small, or while bursts fill it (at least an eighth of
+    /// its room was used) up to ``maxSpareBytes``; a large one that went mostly unused is
+    /// freed, so a burst's memory goes with the burst.
+    private func keepAsSpare(emptying batches: consuming [AppliedBatch]) {
         let used = batches.count
         batches.removeAll(keepingCapacity: true)
         let bytes = batches.capacity * MemoryLayout<AppliedBatch>.stride
