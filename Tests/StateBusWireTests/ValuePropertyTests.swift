@@ -61,6 +61,15 @@ struct ValuePropertyTests {
         }
     }
 
+    @Test("the size bound found while checking nesting is the size bound, or nil exactly when the value nests deeper")
+    func sizeWithNesting() async {
+        await propertyCheck(count: 300, input: zip(Gen.int(in: 0...Int.max), Gen.int(in: 0...12))) { seed, limit in
+            let value = randomValue(seed: UInt64(seed), depth: 4)
+            let found = value.encodedSizeBound(nestingAtMost: limit)
+            #expect(found == (value.nests(deeperThan: limit) ? nil : value.encodedSizeBound), "\(value) within \(limit)")
+        }
+    }
+
     @Test("random structs round-trip")
     func randomStructs() async {
         let generator = zip(

@@ -14,7 +14,19 @@ extension ObjectStore {
     /// property's value and this one (2 for an element of a keyed collection).
     static func checkNesting(of value: Value, levelsAbove: Int = 0, object: String, property: String) throws(StateBusError) {
         guard value.nests(deeperThan: Value.maximumNestingDepth - levelsAbove) else { return }
-        throw StateBusError(
+        throw tooDeep(object: object, property: property)
+    }
+
+    /// ``checkNesting(of:levelsAbove:object:property:)`` for a property's whole value, in
+    /// the same walk that finds its ``Value/encodedSizeBound``.
+    /// - Returns: the value's `encodedSizeBound`.
+    static func sizeCheckingNesting(of value: Value, object: String, property: String) throws(StateBusError) -> Int {
+        guard let size = value.encodedSizeBound(nestingAtMost: Value.maximumNestingDepth) else { throw tooDeep(object: object, property: property) }
+        return size
+    }
+
+    private static func tooDeep(object: String, property: String) -> StateBusError {
+        StateBusError(
             .tooLarge,
             "'\(property)' would nest more than \(Value.maximumNestingDepth) protobuf messages deep (a list level counts 2, a map level 3), deeper than a view can decode: write a shallower value",
             object: object, property: property)

@@ -170,11 +170,9 @@ struct ObjectStore: Sendable {
         } catch {
             throw StateBusError(.other, "\(error)", object: object, property: property.name)
         }
-        if keyed == nil {
-            // An element operation checked its element alone (elementEdit): walking the
-            // whole collection for each would cost what the in-place way saves.
-            try Self.checkNesting(of: normalized, object: object, property: property.name)
-        }
+        // An element operation checked its element alone (elementEdit): walking the whole
+        // collection for each would cost what the in-place way saves.
+        let wholeSize = keyed == nil ? try Self.sizeCheckingNesting(of: normalized, object: object, property: property.name) : 0
         if fromView, let elementValidator = property.elementValidator {
             let written: [Value]
             if let keyed {
@@ -198,7 +196,7 @@ struct ObjectStore: Sendable {
             }
         }
         let currentSize = earlier?.size ?? sizes[index]
-        let size = keyed.map { currentSize + $0.sizeChange } ?? normalized.encodedSizeBound
+        let size = keyed.map { currentSize + $0.sizeChange } ?? wholeSize
         return Resolved(property: index, change: change, newValue: normalized, size: size, part: keyed?.part)
     }
 

@@ -21,6 +21,38 @@ extension Value {
     }
 }
 
+extension Value {
+    /// ``encodedSizeBound``, found in the same walk that checks how deep the value nests:
+    /// `nil` when it nests more than `limit` messages deep (as ``nests(deeperThan:)`` says),
+    /// for a write that needs both without walking a large value twice.
+    package func encodedSizeBound(nestingAtMost limit: Int) -> Int? {
+        guard limit >= 1 else { return nil }
+        let framing = 12
+        switch self {
+        case .null, .bool: return framing
+        case .int, .double: return framing + 10
+        case .string(let text): return framing + text.utf8.count
+        case .bytes(let data): return framing + data.count
+        case .list(let items):
+            guard limit >= 2 else { return nil }
+            var total = framing
+            for item in items {
+                guard let size = item.encodedSizeBound(nestingAtMost: limit - 2) else { return nil }
+                total += size
+            }
+            return total
+        case .map(let entries):
+            guard limit >= 2 else { return nil }
+            var total = framing
+            for (key, item) in entries {
+                guard let size = item.encodedSizeBound(nestingAtMost: limit - 3) else { return nil }
+                total += framing + key.utf8.count + size
+            }
+            return total
+        }
+    }
+}
+
 extension ValuePath {
     /// An upper bound of this path's size as the repeated `PathComponent` field of a
     /// `Change` or `PathedChange`: per step, the field's tag and length (6 bytes), the step's
