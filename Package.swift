@@ -23,8 +23,7 @@ let package = Package(
         .library(name: "StateBusPrometheus", targets: ["StateBusPrometheus"]),
         .library(name: "StateBusEtcd", targets: ["StateBusEtcd"]),
         .library(name: "StateBusHA", targets: ["StateBusHA"]),
-        .executable(name: "statebus", targets: ["statebus"]),
-        .executable(name: "statebus-inspect", targets: ["statebus-inspect"])
+        .executable(name: "statebus", targets: ["statebus"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
@@ -37,10 +36,7 @@ let package = Package(
         .package(url: "https://github.com/pointfreeco/swift-identified-collections", from: "1.1.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1")
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1")
     ],
     targets: [
         // libzmq, found with pkg-config; `deploy/setup.sh` installs it.
@@ -136,31 +132,30 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics")
             ], swiftSettings: strict
         ),
+        // A small HTTP/1.1 server on libmicrohttpd, a C library every Debian machine has, so
+        // that neither the metrics endpoint nor the inspector compiles a web framework.
+        .target(name: "StateBusHTTP", dependencies: ["StateBusRuntime", "CMicroHTTPD"], swiftSettings: strict),
         // The Prometheus exporter: bootstraps swift-prometheus as the swift-metrics backend and
-        // serves `/metrics` over HTTP (libmicrohttpd, a C library every Debian machine has, so
-        // that the `statebus` command builds no web framework). Its own module, so that a view
-        // process that records metrics does not carry an HTTP server unless it asks for one.
+        // serves `/metrics` over HTTP (StateBusHTTP). Its own module, so that a view process
+        // that records metrics does not carry an HTTP server unless it asks for one.
         .target(
             name: "StateBusPrometheus",
             dependencies: [
-                "StateBusRuntime", "CMicroHTTPD",
+                "StateBusRuntime", "StateBusHTTP",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
-        // The live inspector: a web page, served by Hummingbird, that is itself a view of a
-        // host's objects (values live over a WebSocket, edits with the host's verdict, the
-        // connected views, small charts). Its own module, out of the StateBus library.
+        // The live inspector: a web page, served by StateBusHTTP, that is itself a view of a
+        // host's objects (values live as server-sent events, edits posted with the host's
+        // verdict, the connected views, small charts). Its own module, out of the StateBus
+        // library.
         .target(
             name: "StateBusInspector",
             dependencies: [
-                "StateBus", "StateBusWire", "StateBusRuntime", "ZeroMQ",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log")
+                "StateBus", "StateBusWire", "StateBusRuntime", "StateBusHTTP", "ZeroMQ",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
         // The terminal view runtime: `View`, `Text`, `VStack`, `State`, `ViewRenderer`. Its own
@@ -186,8 +181,8 @@ let package = Package(
             name: "StateBusDemo",
             dependencies: ["StateBus", "StateBusTerminalUI", .product(name: "IdentifiedCollections", package: "swift-identified-collections")],
             swiftSettings: strict),
-        // What the command-line tools share: signal handling, the connection options, waits,
-        // services, recordings.
+        // The command line's plumbing, apart from its commands: signal handling, the
+        // connection options, waits, services, recordings.
         .target(
             name: "StateBusCommandLine",
             dependencies: [
@@ -198,28 +193,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
-        // The command-line tool. It builds no web framework: `statebus inspect` runs the
-        // `statebus-inspect` executable beside it, so that the demo (`deploy/demo.sh`) and
-        // everyone who never opens the inspector do not compile Hummingbird and SwiftNIO.
+        // The command-line tool: every command, the inspector's web page too (on
+        // libmicrohttpd, so that building it compiles no web framework).
         .executableTarget(
             name: "statebus",
             dependencies: [
                 "StateBus", "StateBusLaunch", "StateBusDemo", "StateBusRuntime", "StateBusWire", "ZeroMQ", "StateBusPrometheus",
-                "StateBusCommandLine", "StateBusHA", "StateBusEtcd",
+                "StateBusCommandLine", "StateBusHA", "StateBusEtcd", "StateBusInspector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
-            ], swiftSettings: strict
-        ),
-        // `statebus inspect`: the inspector's web server (Hummingbird) and its command.
-        .executableTarget(
-            name: "statebus-inspect",
-            dependencies: [
-                "StateBus", "StateBusInspector", "StateBusCommandLine", "StateBusRuntime", "StateBusWire",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
             ], swiftSettings: strict
         ),
@@ -266,7 +251,7 @@ let package = Package(
         .testTarget(
             name: "StateBusTests",
             dependencies: [
-                "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", "StateBusRuntime",
+                "StateBus", "StateBusTerminalUI", "ZeroMQ", "StateBusWire", "StateBusRuntime", "StateBusHTTP",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -287,7 +272,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-inspect", "statebus-flood",
+                "StateBus", "StateBusLaunch", "StateBusTesting", "StateBusDemo", "ZeroMQ", "statebus", "statebus-flood",
                 "statebus-test-parent",
                 "StateBusWire", "StateBusEtcd", .product(name: "Logging", package: "swift-log"),
                 "StateBusRuntime", .product(name: "SwiftProtobuf", package: "swift-protobuf")

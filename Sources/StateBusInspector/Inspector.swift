@@ -1,14 +1,11 @@
 import Foundation
-import Hummingbird
-import HummingbirdWebSocket
-import Logging
-import NIOCore
 import ServiceLifecycle
 import StateBus
+import StateBusHTTP
 import StateBusRuntime
 
 /// `statebus inspect`: a web page that is itself a view of a running host. It shows every
-/// object and property live (over a WebSocket), lets a person edit each writable property in
+/// object and property live (server-sent events), lets a person edit each writable property in
 /// place and shows the host's verdict (a rejected edit shows the reason and the field goes
 /// back to the host's value), lists the connected views, and charts updates per second and
 /// the round trip of the page's edits. Plain HTML, CSS and JavaScript from this module; no
@@ -45,31 +42,21 @@ public final class Inspector: Service, Sendable {
     }
 
     /// Joins the host and serves the page until a graceful shutdown or cancellation.
-    /// - Throws: the host's error or a timeout at start; the server's when it cannot listen.
+    /// - Throws: the host's error or a timeout at start; ``HTTPListenAddress/Error`` when it
+    ///   cannot listen at ``address``.
     public func run() async throws {
         let model = try await InspectorModel(controlEndpoint: controlEndpoint, security: security, timeout: joinTimeout, timeline: timeline)
         defer { model.close() }
-        let router = Router()
-        router.get("/") { _, _ -> Response in
-            Response(
-                status: .ok, headers: [.contentType: "text/html; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: InspectorPage.html)))
-        }
-        let sockets = Router(context: BasicWebSocketRequestContext.self)
-        sockets.ws("/ws") { _, _ in
-            .upgrade()
-        } onUpgrade: { inbound, outbound, _ in
-            try await InspectorSession(model: model, outbound: outbound).run(inbound: inbound)
-        }
-        var logger = Logger(label: "statebus.inspect")
-        logger.logLevel = .warning
-        let bound = self.bound
-        let port = address.port
-        let application = Application(
-            router: router, server: .http1WebSocketUpgrade(webSocketRouter: sockets),
-            configuration: ApplicationConfiguration(address: .hostname(address.host, port: address.port)),
-            onServerRunning: { channel in bound.set(channel.localAddress?.port ?? port) }, logger: logger)
-        try await application.run()
+        let routes = InspectorRoutes(model: model)
+        var limits = HTTPServer.Limits()
+        limits.bodyBytes = InspectorRoutes.maximumBodyBytes
+        // Longer than an edit may wait for its verdict, so a slow verdict is still answered.
+        limits.idleSeconds = UInt32(InspectorRoutes.answerWait.components.seconds) * 2
+        let server = try HTTPServer(address: address, purpose: "serve the inspector", limits: limits) { routes.answer($0) }
+        defer { server.stop() }
+        bound.set(server.port)
+        // Until the service group shuts down gracefully, or the task is cancelled.
+        try? await gracefulShutdown()
     }
 
     /// Waits until the page is served.

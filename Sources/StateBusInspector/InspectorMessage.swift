@@ -1,8 +1,9 @@
-/// The messages between the inspector and its page, as JSON over the WebSocket.
+/// The messages between the inspector and its page, as JSON.
 ///
-/// To the page: `state` (every object and property, whenever something changed), `stats`
-/// (each second: updates per second and the connected views), `verdict` (the host's answer
-/// to an edit). From the page: `write` (an edit).
+/// To the page, as server-sent events on `/events`: `state` (every object and property,
+/// whenever something changed), `stats` (each second: updates per second and the connected
+/// views). From the page, posted: `write` (an edit) to `/write`, answered with a `verdict`
+/// (the host's answer); `seek` to `/seek`, answered with a `position`.
 enum InspectorMessage {
     /// Every object of the host, as the inspector's replicas hold them.
     struct State: Encodable, Equatable {

@@ -1,5 +1,6 @@
 /// The inspector's page: HTML, CSS and a little JavaScript, served as one document from the
-/// binary (no build step, nothing from a CDN). It talks JSON over `/ws` (``InspectorMessage``).
+/// binary (no build step, nothing from a CDN). It reads server-sent events from `/events` and
+/// posts edits and seeks (``InspectorMessage``).
 enum InspectorPage {
     static let html = #"""
         <!doctype html>
@@ -53,22 +54,40 @@ enum InspectorPage {
         const state = { objects: [] };
         const dirty = new Set();
         const series = { ups: [], rtt: [] };
-        let socket;
+        let events;
         const key = (o, p) => o + "." + p;
         const esc = s => String(s).replace(/[&<>"]/g, c => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
         const shown = p => p.isString ? (p.text ?? "") : p.json;
 
+        function handle(message) {
+          if (message.type === "state") render(message);
+          else if (message.type === "stats") stats(message);
+          else if (message.type === "verdict") verdict(message);
+          else if (message.type === "position") position(message);
+        }
+
+        // The state and the figures come as server-sent events; the browser connects again
+        // by itself when the stream breaks.
         function connect() {
-          socket = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws");
-          socket.onopen = () => { document.getElementById("link").textContent = "● connected"; document.getElementById("link").className = "live"; };
-          socket.onclose = () => { document.getElementById("link").textContent = "● disconnected, retrying"; document.getElementById("link").className = "stale"; setTimeout(connect, 1000); };
-          socket.onmessage = event => {
-            const message = JSON.parse(event.data);
-            if (message.type === "state") render(message);
-            else if (message.type === "stats") stats(message);
-            else if (message.type === "verdict") verdict(message);
-            else if (message.type === "position") position(message);
-          };
+          const link = document.getElementById("link");
+          events = new EventSource("/events");
+          events.onopen = () => { link.textContent = "● connected"; link.className = "live"; };
+          events.onerror = () => { link.textContent = "● disconnected, retrying"; link.className = "stale"; };
+          events.onmessage = event => handle(JSON.parse(event.data));
+        }
+
+        // An edit or a seek, answered with the host's verdict (or the replay's position).
+        async function post(path, message) {
+          try {
+            const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(message) });
+            if (response.ok) { handle(await response.json()); return; }
+            const reason = (await response.text()).trim();
+            if (path === "/write") handle({ type: "verdict", object: message.object, property: message.property, accepted: false, reason });
+            else handle({ type: "position", at: 0, error: reason });
+          } catch (error) {
+            if (path === "/write") handle({ type: "verdict", object: message.object, property: message.property, accepted: false, reason: "the inspector did not answer: " + error });
+            else handle({ type: "position", at: 0, error: "the inspector did not answer: " + error });
+          }
         }
 
         function render(message) {
@@ -138,7 +157,7 @@ enum InspectorPage {
             scrub.max = String(sequences.length - 1);
             scrub.value = String(sequences.indexOf(t.at));
             scrub.addEventListener("input", () => { document.getElementById("at").textContent = "sequence " + sequences[Number(scrub.value)] + " (moving…)"; });
-            scrub.addEventListener("change", () => socket.send(JSON.stringify({ type: "seek", sequence: sequences[Number(scrub.value)] })));
+            scrub.addEventListener("change", () => post("/seek", { type: "seek", sequence: sequences[Number(scrub.value)] }));
           }
           document.getElementById("at").textContent = "sequence " + t.at + " of " + t.first + "–" + t.last;
         }
@@ -168,7 +187,7 @@ enum InspectorPage {
           const json = input.dataset.isString ? JSON.stringify(input.value) : input.value;
           const note = document.getElementById("verdict-" + key(input.dataset.object, input.dataset.property));
           note.className = "verdict"; note.textContent = "sent…";
-          socket.send(JSON.stringify({ type: "write", object: input.dataset.object, property: input.dataset.property, json }));
+          post("/write", { type: "write", object: input.dataset.object, property: input.dataset.property, json });
         }
 
         function verdict(message) {

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Prometheus
 import ServiceLifecycle
+import StateBusHTTP
 import StateBusRuntime
 
 /// Serves what StateBus records through swift-metrics at `GET /metrics`, in the Prometheus
@@ -58,7 +59,9 @@ public final class MetricsEndpoint: Service, Sendable {
     ///   use, an address that is not this machine's).
     public func run() async throws {
         let registry = Self.registry
-        let server = try MetricsHTTPServer(address: address) { registry.emitToBuffer() }
+        let server = try HTTPServer(address: address, purpose: "serve metrics") { request in
+            MetricsResponder.answer(request) { registry.emitToBuffer() }
+        }
         defer { server.stop() }
         bound.set(server.port)
         // Until the service group shuts down gracefully, or the task is cancelled.

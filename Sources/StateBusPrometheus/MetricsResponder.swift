@@ -1,32 +1,15 @@
-/// What the metrics server answers, kept apart from libmicrohttpd so that its rules read
-/// plainly.
-/// A class, to be passed to C as the server's context pointer.
-final class MetricsResponder: Sendable {
-    /// An answer: status, headers, body.
-    struct Answer {
-        var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
-    }
+import StateBusHTTP
 
-    private let body: @Sendable () -> [UInt8]
-
-    init(body: @escaping @Sendable () -> [UInt8]) {
-        self.body = body
-    }
-
-    /// The answer to `method` on `path`.
-    func answer(path: String, method: String) -> Answer {
-        guard path == "/metrics" else {
-            return Answer(
-                status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")],
-                body: Array("not found: this server serves /metrics only\n".utf8))
+/// What the metrics endpoint answers: `GET` or `HEAD` of `/metrics`, the registry's text
+/// made anew for each request; anything else an error status and a line saying what this
+/// server serves.
+enum MetricsResponder {
+    /// The answer to `request`, with `body` making the metrics text.
+    static func answer(_ request: HTTPRequest, body: () -> [UInt8]) -> HTTPResponse {
+        guard request.path == "/metrics" else { return .text(404, "not found: this server serves /metrics only") }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            return .text(405, "method \(request.method) not allowed: /metrics is read with GET", headers: [("Allow", "GET, HEAD")])
         }
-        guard method == "GET" || method == "HEAD" else {
-            return Answer(
-                status: 405, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Allow", "GET, HEAD")],
-                body: Array("method \(method) not allowed: /metrics is read with GET\n".utf8))
-        }
-        return Answer(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: body())
+        return HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: body())
     }
 }

@@ -1,0 +1,74 @@
+import Dispatch
+import Foundation
+import StateBusHTTP
+import StateBusRuntime
+
+/// What the inspector's server answers: the page, its event stream, and its edits and
+/// seeks, each posted as JSON and answered with the host's verdict as JSON.
+struct InspectorRoutes: Sendable {
+    let model: InspectorModel
+
+    /// How long an edit or a seek may wait for the host (the inspector's replica waits for
+    /// its own verdict within this).
+    static let answerWait: Duration = .seconds(30)
+    /// The largest edit the page may post.
+    static let maximumBodyBytes = 1 << 20
+
+    /// The answer to `request`, on its connection's thread.
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
+        switch request.path {
+        case "/":
+            guard request.method == "GET" || request.method == "HEAD" else { return Self.notAllowed(request, allow: "GET, HEAD") }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: Array(InspectorPage.html.utf8))
+        case "/events":
+            guard request.method == "GET" else { return Self.notAllowed(request, allow: "GET") }
+            let stream = HTTPEventStream()
+            let session = InspectorSession(model: model, stream: stream)
+            Task { await session.run() }
+            return HTTPResponse(events: stream)
+        case "/write":
+            guard request.method == "POST" else { return Self.notAllowed(request, allow: "POST") }
+            guard !request.bodyExceededLimit else { return .bodyTooLarge(limit: Self.maximumBodyBytes) }
+            guard let write = try? JSONDecoder().decode(InspectorMessage.Write.self, from: Data(request.body)) else {
+                return .text(400, "a write is a JSON object with the strings object, property and json (the new value as JSON text)")
+            }
+            let model = self.model
+            return Self.json(within: "the host's verdict") { await model.write(object: write.object, property: write.property, json: write.json) }
+        case "/seek":
+            guard request.method == "POST" else { return Self.notAllowed(request, allow: "POST") }
+            guard !request.bodyExceededLimit else { return .bodyTooLarge(limit: Self.maximumBodyBytes) }
+            guard let seek = try? JSONDecoder().decode(InspectorMessage.Seek.self, from: Data(request.body)) else {
+                return .text(400, "a seek is a JSON object with the number sequence")
+            }
+            let model = self.model
+            return Self.json(within: "the recording's replay") { await model.seek(to: seek.sequence) }
+        default:
+            return .text(404, "not found: the inspector serves /, /events, and POST /write and /seek")
+        }
+    }
+
+    private static func notAllowed(_ request: HTTPRequest, allow: String) -> HTTPResponse {
+        .text(405, "method \(request.method) not allowed for \(request.path)", headers: [("Allow", allow)])
+    }
+
+    /// Runs `body` and answers with its result as JSON, waiting on this connection's thread
+    /// (not one of Swift's cooperative pool) up to ``answerWait``; 504 past it.
+    private static func json<Answer: Encodable & Sendable>(
+        within what: String, _ body: @escaping @Sendable () async -> Answer
+    ) -> HTTPResponse {
+        let done = DispatchSemaphore(value: 0)
+        let result = Locked<Answer?>(nil)
+        let task = Task {
+            let answer = await body()
+            result.withLock { $0 = answer }
+            done.signal()
+        }
+        let (seconds, attoseconds) = answerWait.components
+        let timeout = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+        guard done.wait(timeout: timeout) == .success, let answer = result.withLock({ $0 }) else {
+            task.cancel()
+            return .text(504, "no answer from \(what) within \(answerWait)")
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(InspectorJSON.encode(answer).utf8))
+    }
+}
