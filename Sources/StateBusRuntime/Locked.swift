@@ -44,8 +44,11 @@ public final class Locked<Value>: @unchecked Sendable {
         condition.initialize(to: pthread_cond_t())
         var conditionAttributes = pthread_condattr_t()
         pthread_condattr_init(&conditionAttributes)
-        // The monotonic clock: a change of the wall clock must not stretch or cut a wait.
-        pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        #if canImport(Glibc)
+            // The monotonic clock: a change of the wall clock must not stretch or cut a wait.
+            // (Darwin has no such attribute; its waits are relative, see `wait(until:)`.)
+            pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        #endif
         pthread_cond_init(condition, &conditionAttributes)
         pthread_condattr_destroy(&conditionAttributes)
     }
@@ -89,9 +92,9 @@ public final class Locked<Value>: @unchecked Sendable {
         defer { pthread_mutex_unlock(mutex) }
         var ready = isReady(&value)
         if !ready {
-            let deadline = Self.monotonicDeadline(after: timeout)
+            let deadline = Self.monotonicNanoseconds() &+ Self.nanoseconds(of: timeout)
             while !ready {
-                let waited = withUnsafePointer(to: deadline) { pthread_cond_timedwait(condition, mutex, $0) }
+                let waited = wait(until: deadline)
                 ready = isReady(&value)
                 if waited == ETIMEDOUT { break }
             }
@@ -105,18 +108,38 @@ public final class Locked<Value>: @unchecked Sendable {
         pthread_cond_broadcast(condition)
     }
 
-    /// `CLOCK_MONOTONIC` now plus `timeout`, as `pthread_cond_timedwait` takes it.
+    /// Waits on the condition, the lock released meanwhile, until a signal or until the
+    /// monotonic clock reads `deadline` (nanoseconds).
+    /// - Returns: `ETIMEDOUT` once the deadline passed, else 0 (a signal, or a spurious wake-up).
     @usableFromInline
-    static func monotonicDeadline(after timeout: Duration) -> timespec {
+    func wait(until deadline: UInt64) -> Int32 {
+        #if canImport(Glibc)
+            let absolute = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+            return withUnsafePointer(to: absolute) { pthread_cond_timedwait(condition, mutex, $0) }
+        #else
+            let now = Self.monotonicNanoseconds()
+            guard deadline > now else { return ETIMEDOUT }
+            var relative = timespec(tv_sec: Int((deadline - now) / 1_000_000_000), tv_nsec: Int((deadline - now) % 1_000_000_000))
+            return pthread_cond_timedwait_relative_np(condition, mutex, &relative)
+        #endif
+    }
+
+    /// `CLOCK_MONOTONIC` in nanoseconds.
+    @usableFromInline
+    static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        let (seconds, attoseconds) = max(timeout, .zero).components
-        var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
-        var wholeSeconds = Int(now.tv_sec) + Int(seconds)
-        if nanoseconds >= 1_000_000_000 {
-            nanoseconds -= 1_000_000_000
-            wholeSeconds += 1
-        }
-        return timespec(tv_sec: wholeSeconds, tv_nsec: nanoseconds)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// A duration in nanoseconds, negative ones as 0 and at most about a hundred years, so
+    /// that a deadline far off (`.seconds(.max)`, meaning "wait as long as it takes") cannot
+    /// overflow.
+    @usableFromInline
+    static func nanoseconds(of duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        let limit: Int64 = 3_000_000_000
+        return UInt64(min(seconds, limit)) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 }

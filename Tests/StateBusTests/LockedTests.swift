@@ -40,7 +40,8 @@ struct LockedTests {
         let box = Locked(0)
         let seen = await withCheckedContinuation { (continuation: CheckedContinuation<(Int, Bool), Never>) in
             DispatchQueue.global().async {
-                continuation.resume(returning: box.withLock(waitingUpTo: .seconds(60), until: { $0 >= 3 }) { ($0, $1) })
+                // The longest timeout there is: "as long as it takes" must not overflow.
+                continuation.resume(returning: box.withLock(waitingUpTo: .seconds(Int64.max), until: { $0 >= 3 }) { ($0, $1) })
             }
             for _ in 0..<3 {
                 box.withLock { $0 += 1 }

@@ -82,4 +82,24 @@ struct SourceOfTruthRoomTests {
         truth.recycle(truth.takeUnpublished().batches)
         #expect(left() == 0)
     }
+
+    @Test("what a group commit holds back counts against the bound: a change waits for its release, and goes in once it is")
+    func heldBatchesCount() async throws {
+        let truth = Self.truth(bound: 4_096, wait: .milliseconds(200))
+        truth.noteHeld(bytes: 4_096)
+        do {
+            _ = try truth.apply(PropertyChange("counter", to: 1), to: "Feed", roomWait: .milliseconds(200))
+            Issue.record("a change went in while the commit held the whole bound")
+        } catch {
+            #expect(error.code == .overloaded)
+            #expect(error.message.contains("4096 of them waiting for a commit"), "\(error.message)")
+        }
+        let sequence = await withCheckedContinuation { (continuation: CheckedContinuation<UInt64?, Never>) in
+            DispatchQueue.global().async {
+                continuation.resume(returning: try? truth.apply(PropertyChange("counter", to: 2), to: "Feed", roomWait: .seconds(60)).sequence)
+            }
+            truth.noteHeld(bytes: 0)
+        }
+        #expect(sequence == 1)
+    }
 }

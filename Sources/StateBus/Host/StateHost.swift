@@ -92,7 +92,7 @@ public final class StateHost: Sendable {
         actionHandlers.removeAll()
         for feed in state.feeds { feed.finish() }
         loop.shutdown()
-        state.stopWaitingForRoom()
+        state.hostStopped()
     }
 
     // MARK: Reading

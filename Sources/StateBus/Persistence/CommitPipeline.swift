@@ -102,6 +102,10 @@ final class CommitPipeline {
     private let outcome = TransactionOutcome()
     /// Held batches per object.
     private var heldBatches: [String: Int] = [:]
+    /// What the batches of `next` and `running` hold, in bytes (``AppliedBatch/queuedBytes``),
+    /// told to the source of truth (``SourceOfTruth/noteHeld(bytes:)``) after each take and
+    /// advance: they count against ``HostLimits/maxUnpublishedBytes`` until released.
+    private var heldBytes = 0
 
     init(truth: SourceOfTruth, persistence: HostPersistence?, wake: @escaping @Sendable () -> Void) {
         self.truth = truth
@@ -117,6 +121,7 @@ final class CommitPipeline {
     /// held for a group commit.
     func take(replies: [PendingReply]) -> Release {
         let taken = truth.takeUnpublished()
+        defer { if heldBytes > 0 { truth.noteHeld(bytes: heldBytes) } }
         var now = Release()
         now.burst = taken.burst
         var held: Set<BatchKey> = []
@@ -145,6 +150,7 @@ final class CommitPipeline {
             }
             held.insert(key)
             heldBatches[batch.object, default: 0] += 1
+            heldBytes += AppliedBatch.queuedBytes(of: batch.changes)
             next.batches.append(batch)
             if durable {
                 next.durableBatches.insert(key)
@@ -186,6 +192,8 @@ final class CommitPipeline {
     /// groups released, oldest first (a group with nothing to write is released at once).
     func advance() -> [Release] {
         var released: [Release] = []
+        let heldBefore = heldBytes
+        defer { if heldBytes != heldBefore { truth.noteHeld(bytes: heldBytes) } }
         if running != nil,
             let finished = outcome.slot.withLock({ stored -> PersistenceError?? in
                 defer { stored = nil }
@@ -221,6 +229,7 @@ final class CommitPipeline {
         for batch in group.batches {
             heldBatches[batch.object, default: 1] -= 1
             if heldBatches[batch.object] == 0 { heldBatches[batch.object] = nil }
+            heldBytes -= AppliedBatch.queuedBytes(of: batch.changes)
         }
         return Release(
             batches: group.batches, undurableBatches: failure == nil ? [] : group.durableBatches, replies: group.replies,

@@ -31,14 +31,18 @@ public struct HostLimits: Sendable, Hashable {
     /// one, before reading it. A view id must therefore fit in `maxSubscriptionBytes - 4`
     /// bytes of UTF-8 (`j/`, NUL and the flag take the rest).
     public var maxSubscriptionBytes: Int
-    /// What the host's own changes (``StateHost/update(_:to:at:in:)``,
+    /// What the host's changes may hold before they are published, in bytes (default
+    /// 8 MiB): those queued for its loop, and those its group commit holds back until
+    /// their transaction ends; each batch counts its place in the queue and its values'
+    /// encoded size. The host's own changes (``StateHost/update(_:to:at:in:)``,
     /// ``StateHost/apply(_:to:)``, ``StateHost/applyDurably(_:to:)``, a served model's
-    /// changes) may queue before its loop takes them to publish, in bytes (default 8 MiB):
-    /// each batch counts its place in the queue and its values' encoded size. Code that
-    /// changes the host faster than its loop publishes waits at the bound until the loop
-    /// has taken the queue, at most ``unpublishedRoomWait``; past that the change is not
-    /// made and throws `overloaded` (`closed` once the host has stopped). Views' writes are
-    /// applied on the loop and never wait: the loop takes the queue at the end of its turn.
+    /// changes) that find the bound reached wait until the loop has taken the queue or a
+    /// commit has released its batches, at most ``unpublishedRoomWait``; past that the
+    /// change is not made and throws `overloaded`. A stopped host refuses them with
+    /// `closed`. Views' writes are applied on the loop and never wait: the loop takes the
+    /// queue at the end of its turn, so the bound can be passed by one turn's writes, and
+    /// the host holds up to about twice it while the loop publishes one full queue and the
+    /// host's code fills the next.
     public var maxUnpublishedBytes: Int
     /// How long a change of the host's own waits for room under ``maxUnpublishedBytes``
     /// before it throws `overloaded` (default 10 s). The loop takes the whole queue on its

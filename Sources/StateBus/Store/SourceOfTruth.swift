@@ -23,6 +23,10 @@ final class SourceOfTruth: Sendable {
         /// What the queued batches hold, in bytes (``AppliedBatch/queuedBytes``), against
         /// ``HostLimits/maxUnpublishedBytes``.
         var unpublishedBytes = 0
+        /// What the batches the loop took and its group commit holds back hold, in bytes
+        /// (``noteHeld(bytes:)``): counted against the same bound, so that a commit that
+        /// stalls (a slow disk) does not move the growth from one queue to the other.
+        var heldBytes = 0
         /// The host has stopped: nothing waits for room any more.
         var stopped = false
         /// A burst's queue the loop has published, its batches not yet released: the host's
@@ -132,10 +136,14 @@ final class SourceOfTruth: Sendable {
         var toRelease: [AppliedBatch] = []
         defer { if !toRelease.isEmpty { releasePublishedBurst(toRelease) } }
         let result = inner.withLock(
-            waitingUpTo: roomWait ?? .zero, until: { roomWait == nil || $0.unpublishedBytes < bound || $0.stopped }
+            waitingUpTo: roomWait ?? .zero, until: { roomWait == nil || $0.unpublishedBytes + $0.heldBytes < bound || $0.stopped }
         ) { inner, _ -> Result<(UInt64, Bool), StateBusError> in
             if roomWait != nil {
-                if inner.unpublishedBytes >= bound { return .failure(Self.noRoom(inner, waited: roomWait, bound: bound)) }
+                // A stopped host publishes nothing more: its own changes are refused, not
+                // made and never sent.
+                if inner.stopped || inner.unpublishedBytes + inner.heldBytes >= bound {
+                    return .failure(Self.noRoom(inner, waited: roomWait, bound: bound))
+                }
                 if !inner.publishedBurst.isEmpty { swap(&toRelease, &inner.publishedBurst) }
             }
             let sequence: UInt64
@@ -178,10 +186,10 @@ final class SourceOfTruth: Sendable {
 
     /// Why a change of the host's own found no room in the queue.
     private static func noRoom(_ inner: borrowing Inner, waited: Duration?, bound: Int) -> StateBusError {
-        if inner.stopped { return StateBusError(.closed, "the host has stopped, so its queue of changes to publish no longer empties") }
+        if inner.stopped { return StateBusError(.closed, "the host has stopped: it publishes no more changes, so this one was not made") }
         return StateBusError(
             .overloaded,
-            "the host's queue of changes to publish held \(inner.unpublishedBytes) bytes (HostLimits.maxUnpublishedBytes: \(bound)) and its loop did not take it within \(waited ?? .zero): the change was not made; the loop is stuck or far slower than the changes come"
+            "the host's changes not yet published held \(inner.unpublishedBytes + inner.heldBytes) bytes (\(inner.heldBytes) of them waiting for a commit; HostLimits.maxUnpublishedBytes: \(bound)) and none left within \(waited ?? .zero): the change was not made; the loop or the disk is stuck, or far slower than the changes come"
         )
     }
 
@@ -208,9 +216,19 @@ final class SourceOfTruth: Sendable {
         }
     }
 
-    /// Ends every wait for room in the queue (the host stopped: nothing will take it); the
-    /// changes that waited are refused with `closed`.
-    func stopWaitingForRoom() {
+    /// Records what the group commit holds back (the batches it took and has not released),
+    /// in bytes; a change waiting for room is told when that shrinks.
+    func noteHeld(bytes: Int) {
+        let shrank = inner.withLock { inner -> Bool in
+            defer { inner.heldBytes = bytes }
+            return bytes < inner.heldBytes
+        }
+        if shrank { inner.signalAll() }
+    }
+
+    /// Ends every wait for room in the queue and refuses the host's own changes from now on
+    /// (the host stopped: nothing will publish them) with `closed`.
+    func hostStopped() {
         inner.withLock { $0.stopped = true }
         inner.signalAll()
     }
