@@ -16,11 +16,12 @@ import StateBusRuntime
 /// Bounded: at most ``Limits/connections`` connections at once (more wait in the kernel's
 /// backlog), each closed after ``Limits/idleSeconds`` without traffic, given at most
 /// ``Limits/requestMemoryBytes`` for its request's headers and ``Limits/bodyBytes`` for its
-/// body: a larger body is not kept, and the handler is told (``HTTPRequest/bodyExceededLimit``).
+/// body: a larger body is not kept, and the handler is told (``HTTPRequest/bodyExceededLimit``);
+/// one declared sixteen times larger (and at least 64 KiB) is answered before it is read.
 public final class HTTPServer: Sendable {
     /// The server's bounds.
     public struct Limits: Sendable {
-        /// Connections served at once.
+        /// Connections served at once; event streams may take half of them.
         public var connections: UInt32 = 64
         /// A connection silent this long is closed.
         public var idleSeconds: UInt32 = 10
@@ -38,10 +39,11 @@ public final class HTTPServer: Sendable {
 
     /// The port the server listens on (the one chosen, for port 0).
     public let port: Int
-    // Sendable: the daemon pointer is used by `stop()` only, which its documentation says
-    // to call once; libmicrohttpd's own threads use the context, which is Sendable.
+    // Sendable: the daemon pointer is used by `stop()` only, once (`stopped` lets the first
+    // call through); libmicrohttpd's own threads use the context, which is Sendable.
     private nonisolated(unsafe) let daemon: OpaquePointer
     private let context: Unmanaged<HTTPServerContext>
+    private let stopped = Locked(false)
 
     /// Binds `address` and starts serving.
     /// - Parameters:
@@ -55,12 +57,13 @@ public final class HTTPServer: Sendable {
         // libmicrohttpd gets a copy of the descriptor: when it fails to start, it closes the
         // socket it was given on some paths and not on others, so the copy is left to it and
         // only the original is closed here, once.
-        let copy = dup(socket.descriptor)
+        let copy = fcntl(socket.descriptor, F_DUPFD_CLOEXEC, 0)
         close(socket.descriptor)
         guard copy >= 0 else {
             throw HTTPListenAddress.Error("cannot \(purpose) at \(address): \(String(cString: strerror(errno)))")
         }
-        let context = Unmanaged.passRetained(HTTPServerContext(handler: handler, bodyLimit: limits.bodyBytes))
+        let context = Unmanaged.passRetained(
+            HTTPServerContext(handler: handler, bodyLimit: limits.bodyBytes, streamLimit: max(1, Int(limits.connections) / 2)))
         guard
             let daemon = cmhd_start(
                 copy, HTTPServerContext.handleRequest, context.toOpaque(), HTTPServerContext.requestCompleted, limits.connections,
@@ -75,8 +78,13 @@ public final class HTTPServer: Sendable {
     }
 
     /// Stops serving: the listening socket closes, every event stream ends, and the server's
-    /// threads end (requests in progress are cut off). Call once.
+    /// threads end (requests in progress are cut off). Later calls do nothing.
     public func stop() {
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
+        guard first else { return }
         // The socket is handed back first, so that it is closed here, once, after the thread
         // that used it has ended; event streams end before, so that no connection's thread
         // waits for its next event while the daemon waits for it.

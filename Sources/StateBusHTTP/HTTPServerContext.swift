@@ -7,16 +7,27 @@ import StateBusRuntime
 final class HTTPServerContext: Sendable {
     let handler: HTTPServer.Handler
     let bodyLimit: Int
-    private let streams = Locked<[ObjectIdentifier: HTTPEventStream]>([:])
+    /// The most event streams open at once: each holds a connection (and its thread) for as
+    /// long as its client reads, and the other requests need connections too.
+    let streamLimit: Int
+    /// A declared body larger than this is answered at once, unread (the client sees its
+    /// connection close while it sends); a smaller one past ``bodyLimit`` is read and dropped.
+    var earlyAnswerBytes: Int { max(16 * bodyLimit, 64 * 1024) }
+    private let streams = Locked<(open: [ObjectIdentifier: HTTPEventStream], stopping: Bool)>(([:], false))
 
-    init(handler: @escaping HTTPServer.Handler, bodyLimit: Int) {
+    init(handler: @escaping HTTPServer.Handler, bodyLimit: Int, streamLimit: Int) {
         self.handler = handler
         self.bodyLimit = bodyLimit
+        self.streamLimit = streamLimit
     }
 
-    /// Ends every open event stream (the server stops).
+    /// Ends every open event stream and refuses new ones (the server stops).
     func closeStreams() {
-        for stream in streams.withLock({ Array($0.values) }) { stream.close() }
+        let open = streams.withLock { streams in
+            streams.stopping = true
+            return Array(streams.open.values)
+        }
+        for stream in open { stream.close() }
     }
 
     /// A request's body as it arrives, kept between the calls of ``handleRequest``
@@ -24,6 +35,8 @@ final class HTTPServerContext: Sendable {
     final class Upload {
         var body: [UInt8] = []
         var tooLarge = false
+        /// Answered already (a body declared too large is answered before it arrives).
+        var answered = false
     }
 
     /// A stream being written, with what its callbacks need to take it off the server's list.
@@ -37,6 +50,9 @@ final class HTTPServerContext: Sendable {
         }
     }
 
+    /// MHD_HEADER_KIND: a request's header fields (the header's macros for the deprecated
+    /// kinds hide the name from Swift).
+    private static let headerKind = MHD_ValueKind(rawValue: 1)!
     /// MHD_RESPMEM_MUST_COPY: libmicrohttpd copies the body, which lives only for the call.
     private static let copyMode = MHD_ResponseMemoryMode(rawValue: 2)!
     /// The most bytes of an event stream written in one go.
@@ -49,8 +65,18 @@ final class HTTPServerContext: Sendable {
         guard let pointer, let connection, let url, let method, let size, let requestContext else { return .NO }
         let context = Unmanaged<HTTPServerContext>.fromOpaque(pointer).takeUnretainedValue()
         guard let kept = requestContext.pointee else {
-            requestContext.pointee = Unmanaged.passRetained(Upload()).toOpaque()
-            return .YES
+            let upload = Upload()
+            requestContext.pointee = Unmanaged.passRetained(upload).toOpaque()
+            // A body declared far larger than the bound is answered now, not read first: the
+            // connection's thread would be held while it arrives. One a little larger is read
+            // (and dropped) before the answer, as a client that is still sending expects.
+            guard let declared = MHD_lookup_connection_value(connection, HTTPServerContext.headerKind, "Content-Length"),
+                let length = Int(String(cString: declared)), length > context.earlyAnswerBytes
+            else { return .YES }
+            upload.tooLarge = true
+            upload.answered = true
+            return context.queue(
+                context.handler(HTTPRequest(method: String(cString: method), path: String(cString: url), bodyExceededLimit: true)), on: connection)
         }
         let upload = Unmanaged<Upload>.fromOpaque(kept).takeUnretainedValue()
         if size.pointee > 0 {
@@ -65,13 +91,15 @@ final class HTTPServerContext: Sendable {
             size.pointee = 0
             return .YES
         }
+        guard !upload.answered else { return .YES }
+        upload.answered = true
         let answer = context.handler(
             HTTPRequest(method: String(cString: method), path: String(cString: url), body: upload.body, bodyExceededLimit: upload.tooLarge))
         return context.queue(answer, on: connection)
     }
 
     /// Hands `answer` to libmicrohttpd for `connection`.
-    private func queue(_ answer: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    func queue(_ answer: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         let response: OpaquePointer?
         switch answer.body {
         case .bytes(let bytes):
@@ -79,13 +107,24 @@ final class HTTPServerContext: Sendable {
                 MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), Self.copyMode)
             }
         case .events(let stream):
-            streams.withLock { $0[ObjectIdentifier(stream)] = stream }
+            let refusal = streams.withLock { streams -> HTTPResponse? in
+                if streams.stopping { return .text(503, "the server is stopping") }
+                guard streams.open.count < streamLimit else {
+                    return .text(503, "\(streamLimit) event streams are open already, the most this server keeps: close a page and try again")
+                }
+                streams.open[ObjectIdentifier(stream)] = stream
+                return nil
+            }
+            if let refusal {
+                stream.close()
+                return queue(refusal, on: connection)
+            }
             let writing = Unmanaged.passRetained(Writing(stream: stream, context: self))
             response = MHD_create_response_from_callback(UInt64.max, Self.streamBlockBytes, Self.readStream, writing.toOpaque(), Self.streamEnded)
             if response == nil {
                 writing.release()
                 stream.close()
-                streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(stream)) }
+                streams.withLock { _ = $0.open.removeValue(forKey: ObjectIdentifier(stream)) }
             }
         }
         guard let response else { return .NO }
@@ -111,7 +150,7 @@ final class HTTPServerContext: Sendable {
         guard let pointer else { return }
         let writing = Unmanaged<Writing>.fromOpaque(pointer).takeRetainedValue()
         writing.stream.close()
-        writing.context.streams.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(writing.stream)) }
+        writing.context.streams.withLock { _ = $0.open.removeValue(forKey: ObjectIdentifier(writing.stream)) }
     }
 
     /// A request ended: its upload is freed.

@@ -53,7 +53,11 @@ public final class Inspector: Service, Sendable {
         // Longer than an edit may wait for its verdict, so a slow verdict is still answered.
         limits.idleSeconds = UInt32(InspectorRoutes.answerWait.components.seconds) * 2
         let server = try HTTPServer(address: address, purpose: "serve the inspector", limits: limits) { routes.answer($0) }
-        defer { server.stop() }
+        defer {
+            // The edits waiting for a verdict first: the server's stop waits for their threads.
+            routes.stop()
+            server.stop()
+        }
         bound.set(server.port)
         // Until the service group shuts down gracefully, or the task is cancelled.
         try? await gracefulShutdown()

@@ -5,8 +5,25 @@ import StateBusRuntime
 
 /// What the inspector's server answers: the page, its event stream, and its edits and
 /// seeks, each posted as JSON and answered with the host's verdict as JSON.
-struct InspectorRoutes: Sendable {
+final class InspectorRoutes: Sendable {
     let model: InspectorModel
+    /// The edits and seeks waiting for their answer, each on its connection's thread, so that
+    /// ``stop()`` ends their waits; and whether the inspector is stopping.
+    private let waiting = Locked<(waits: [ObjectIdentifier: DispatchSemaphore], stopping: Bool)>(([:], false))
+
+    init(model: InspectorModel) {
+        self.model = model
+    }
+
+    /// Ends every wait for an answer (each gets 503) and refuses new edits: the server is
+    /// about to stop, and its stop waits for every connection's thread.
+    func stop() {
+        let waits = waiting.withLock { waiting in
+            waiting.stopping = true
+            return Array(waiting.waits.values)
+        }
+        for wait in waits { wait.signal() }
+    }
 
     /// How long an edit or a seek may wait for the host (the inspector's replica waits for
     /// its own verdict within this).
@@ -33,7 +50,7 @@ struct InspectorRoutes: Sendable {
                 return .text(400, "a write is a JSON object with the strings object, property and json (the new value as JSON text)")
             }
             let model = self.model
-            return Self.json(within: "the host's verdict") { await model.write(object: write.object, property: write.property, json: write.json) }
+            return json(within: "the host's verdict") { await model.write(object: write.object, property: write.property, json: write.json) }
         case "/seek":
             guard request.method == "POST" else { return Self.notAllowed(request, allow: "POST") }
             guard !request.bodyExceededLimit else { return .bodyTooLarge(limit: Self.maximumBodyBytes) }
@@ -41,7 +58,7 @@ struct InspectorRoutes: Sendable {
                 return .text(400, "a seek is a JSON object with the number sequence")
             }
             let model = self.model
-            return Self.json(within: "the recording's replay") { await model.seek(to: seek.sequence) }
+            return json(within: "the recording's replay") { await model.seek(to: seek.sequence) }
         default:
             return .text(404, "not found: the inspector serves /, /events, and POST /write and /seek")
         }
@@ -52,22 +69,30 @@ struct InspectorRoutes: Sendable {
     }
 
     /// Runs `body` and answers with its result as JSON, waiting on this connection's thread
-    /// (not one of Swift's cooperative pool) up to ``answerWait``; 504 past it.
-    private static func json<Answer: Encodable & Sendable>(
+    /// (not one of Swift's cooperative pool) up to ``answerWait``: 504 past it, 503 when the
+    /// inspector stops first.
+    private func json<Answer: Encodable & Sendable>(
         within what: String, _ body: @escaping @Sendable () async -> Answer
     ) -> HTTPResponse {
         let done = DispatchSemaphore(value: 0)
+        let registered = waiting.withLock { waiting in
+            if !waiting.stopping { waiting.waits[ObjectIdentifier(done)] = done }
+            return !waiting.stopping
+        }
+        guard registered else { return .text(503, "the inspector is stopping") }
+        defer { waiting.withLock { _ = $0.waits.removeValue(forKey: ObjectIdentifier(done)) } }
         let result = Locked<Answer?>(nil)
         let task = Task {
             let answer = await body()
             result.withLock { $0 = answer }
             done.signal()
         }
-        let (seconds, attoseconds) = answerWait.components
+        let (seconds, attoseconds) = Self.answerWait.components
         let timeout = DispatchTime.now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        guard done.wait(timeout: timeout) == .success, let answer = result.withLock({ $0 }) else {
+        let answered = done.wait(timeout: timeout) == .success
+        guard let answer = result.withLock({ $0 }) else {
             task.cancel()
-            return .text(504, "no answer from \(what) within \(answerWait)")
+            return answered ? .text(503, "the inspector is stopping") : .text(504, "no answer from \(what) within \(Self.answerWait)")
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(InspectorJSON.encode(answer).utf8))
     }
