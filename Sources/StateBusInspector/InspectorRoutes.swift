@@ -44,24 +44,42 @@ final class InspectorRoutes: Sendable {
             Task { await session.run() }
             return HTTPResponse(events: stream)
         case "/write":
-            guard request.method == "POST" else { return Self.notAllowed(request, allow: "POST") }
-            guard !request.bodyExceededLimit else { return .bodyTooLarge(limit: Self.maximumBodyBytes) }
-            guard let write = try? JSONDecoder().decode(InspectorMessage.Write.self, from: Data(request.body)) else {
-                return .text(400, "a write is a JSON object with the strings object, property and json (the new value as JSON text)")
+            let write: InspectorMessage.Write
+            switch Self.posted(
+                InspectorMessage.Write.self, in: request,
+                shape: "a write is a JSON object with the strings object, property and json (the new value as JSON text)")
+            {
+            case .refused(let answer): return answer
+            case .message(let message): write = message
             }
             let model = self.model
             return json(within: "the host's verdict") { await model.write(object: write.object, property: write.property, json: write.json) }
         case "/seek":
-            guard request.method == "POST" else { return Self.notAllowed(request, allow: "POST") }
-            guard !request.bodyExceededLimit else { return .bodyTooLarge(limit: Self.maximumBodyBytes) }
-            guard let seek = try? JSONDecoder().decode(InspectorMessage.Seek.self, from: Data(request.body)) else {
-                return .text(400, "a seek is a JSON object with the number sequence")
+            let seek: InspectorMessage.Seek
+            switch Self.posted(InspectorMessage.Seek.self, in: request, shape: "a seek is a JSON object with the number sequence") {
+            case .refused(let answer): return answer
+            case .message(let message): seek = message
             }
             let model = self.model
             return json(within: "the recording's replay") { await model.seek(to: seek.sequence) }
         default:
             return .text(404, "not found: the inspector serves /, /events, and POST /write and /seek")
         }
+    }
+
+    /// A posted JSON message, or the answer that refuses the request.
+    private enum Posted<Message> {
+        case message(Message)
+        case refused(HTTPResponse)
+    }
+
+    /// The message `request` posts: 405 for another method, 413 for a body past the bound,
+    /// 400 (saying `shape`) for one that is not such a message.
+    private static func posted<Message: Decodable>(_ type: Message.Type, in request: HTTPRequest, shape: String) -> Posted<Message> {
+        guard request.method == "POST" else { return .refused(notAllowed(request, allow: "POST")) }
+        guard !request.bodyExceededLimit else { return .refused(.bodyTooLarge(limit: maximumBodyBytes)) }
+        guard let message = try? JSONDecoder().decode(type, from: Data(request.body)) else { return .refused(.text(400, shape)) }
+        return .message(message)
     }
 
     private static func notAllowed(_ request: HTTPRequest, allow: String) -> HTTPResponse {

@@ -45,7 +45,8 @@ struct HighAvailabilityPartitionTests {
                     Issue.record("etcd in the namespace was not healthy: \(etcd.output.suffix(5))")
                     return
                 }
-                // A poll, not a guess: etcd announces no readiness; each probe has its own deadline.
+                // A poll, not a guess: etcd logs when it serves, not when its member has a leader,
+                // which only /health says; each probe has its own deadline.
                 try await Task.sleep(for: .milliseconds(100))
             }
             func host(_ name: String, in namespace: String, address: String) throws -> NodeProcess {

@@ -150,7 +150,7 @@ final class CommitPipeline {
             }
             held.insert(key)
             heldBatches[batch.object, default: 0] += 1
-            heldBytes += AppliedBatch.queuedBytes(of: batch.changes)
+            heldBytes += batch.queuedBytes
             next.batches.append(batch)
             if durable {
                 next.durableBatches.insert(key)
@@ -229,7 +229,7 @@ final class CommitPipeline {
         for batch in group.batches {
             heldBatches[batch.object, default: 1] -= 1
             if heldBatches[batch.object] == 0 { heldBatches[batch.object] = nil }
-            heldBytes -= AppliedBatch.queuedBytes(of: batch.changes)
+            heldBytes -= batch.queuedBytes
         }
         return Release(
             batches: group.batches, undurableBatches: failure == nil ? [] : group.durableBatches, replies: group.replies,

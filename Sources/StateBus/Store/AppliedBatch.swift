@@ -14,6 +14,19 @@ struct AppliedBatch: Sendable {
     let writeID: UInt64
     /// The changes, each resolved to the property's new whole value.
     let changes: BatchChanges
+    /// What it holds in the host's queues, in bytes, against
+    /// ``HostLimits/maxUnpublishedBytes`` (``queuedBytes(of:)``): found once, where it is made.
+    let queuedBytes: Int
+
+    init(object: String, objectIndex: Int, sequence: UInt64, origin: String?, writeID: UInt64, changes: BatchChanges) {
+        self.object = object
+        self.objectIndex = objectIndex
+        self.sequence = sequence
+        self.origin = origin
+        self.writeID = writeID
+        queuedBytes = Self.queuedBytes(of: changes)
+        self.changes = changes
+    }
 }
 
 /// A batch's resolved changes: the first inline, any others in a list, so the common batch

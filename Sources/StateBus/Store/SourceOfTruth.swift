@@ -31,7 +31,7 @@ final class SourceOfTruth: Sendable {
         var stopped = false
         /// A burst's queue the loop has published, its batches not yet released: the host's
         /// code, whose thread made most of their values, releases them at its next change
-        /// (``releasePublishedBurst(_:)``), so its allocator takes that memory back without
+        /// (in ``apply(_:to:roomWait:)``), so its allocator takes that memory back without
         /// the loop's frees contending with its own allocations; or the loop does, once
         /// the burst is over (``recycle(_:)``).
         var publishedBurst: [AppliedBatch] = []
@@ -134,7 +134,8 @@ final class SourceOfTruth: Sendable {
         }
         let bound = limits.maxUnpublishedBytes
         var toRelease: [AppliedBatch] = []
-        defer { if !toRelease.isEmpty { releasePublishedBurst(toRelease) } }
+        // Released on this thread, after the lock (see `Inner.publishedBurst`).
+        defer { if !toRelease.isEmpty { keepAsSpare(emptying: toRelease) } }
         let result = inner.withLock(
             waitingUpTo: roomWait ?? .zero, until: { roomWait == nil || $0.unpublishedBytes + $0.heldBytes < bound || $0.stopped }
         ) { inner, _ -> Result<(UInt64, Bool), StateBusError> in
@@ -161,11 +162,12 @@ final class SourceOfTruth: Sendable {
             } catch {
                 return .failure(error)
             }
-            inner.unpublishedBytes += AppliedBatch.queuedBytes(of: resolved)
+            let batch = AppliedBatch(
+                object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: consume resolved)
+            inner.unpublishedBytes += batch.queuedBytes
             // Moved, not copied, into the queue: a copy retains every string and value the
             // changes hold, and its end releases them.
-            inner.unpublished.append(
-                AppliedBatch(object: object, objectIndex: index, sequence: sequence, origin: origin, writeID: writeID, changes: consume resolved))
+            inner.unpublished.append(consume batch)
             if let whenDurable { inner.durabilityWaiters.append(DurabilityEntry(object: object, sequence: sequence, waiter: whenDurable)) }
             let schedule = !inner.publishScheduled
             inner.publishScheduled = true
@@ -256,12 +258,6 @@ final class SourceOfTruth: Sendable {
             }
         }
         if !left.isEmpty { keepAsSpare(emptying: left) }
-        keepAsSpare(emptying: batches)
-    }
-
-    /// Releases the batches of a published burst on the calling thread (the host's code's,
-    /// in ``apply(_:to:roomWait:)``), and keeps the queue as a spare.
-    private func releasePublishedBurst(_ batches: consuming [AppliedBatch]) {
         keepAsSpare(emptying: batches)
     }
 
