@@ -176,11 +176,15 @@ public final class NodeProcess: Sendable {
         if pid > 0 { Foundation.kill(pid, signal) }
     }
 
-    /// Kills the current run with SIGKILL and waits (up to 120 s) for it to end.
+    /// Kills the current run with SIGKILL and waits (up to 120 s) for it to end, and (up to
+    /// 2 s more) for its last lines: a ``lineCount`` read afterwards counts every line the
+    /// killed run printed, so a wait `after` it sees only what comes next.
     public func kill() {
         guard pid > 0 else { return }
         signal(SIGKILL)
-        state.withLock { $0.exit }.wait(upTo: .seconds(120))
+        let (exit, outputEnd) = state.withLock { ($0.exit, $0.outputEnd) }
+        exit.wait(upTo: .seconds(120))
+        outputEnd.wait(upTo: .seconds(2))
     }
 
     /// Pauses the process (SIGSTOP) and returns once every one of its threads has stopped.

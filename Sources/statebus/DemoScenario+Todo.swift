@@ -57,11 +57,12 @@ extension DemoScenario {
         }
 
         emit("\n-- the counter is killed (SIGKILL); the launcher respawns it; the list adds an item meanwhile")
-        mark = counter.lineCount
         counter.kill()
+        // Once the kill returns, the killed counter's last lines are in: the lines after this
+        // mark are the respawned counter's (the launcher restarts the same node).
+        mark = counter.lineCount
         list.send(line: "add take out the bins")
         try await list.waitForLine("the new item", timeout: deadline) { $0.contains("[ ] list-2 take out the bins") }
-        // The launcher restarts the same node: its lines after the kill are the new process's.
         try await counter.waitForLine("the respawned counter", after: mark, timeout: deadline) { $0.contains("Open items: 3") }
 
         // The verdict: the host's list, and what each view shows of it.
