@@ -6,10 +6,44 @@
 import CompilerPluginSupport
 import PackageDescription
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `STATEBUS_STRICT=1` (set by `deploy/check.sh` and CI) turns every warning of this package's
 /// own targets into an error. Off by default, so a newer compiler's new warnings never break
 /// a user's build of StateBus as a dependency.
 let strict: [SwiftSetting] = Context.environment["STATEBUS_STRICT"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
+
+/// How the processes a user runs (`statebus`, and the bench's application-sized view) are
+/// linked on Linux, so that each process keeps fewer of its executable's pages resident:
+/// - with the toolchain's lld;
+/// - exporting no symbols (`--no-export-dynamic`): the standard library's link arguments
+///   export every symbol of the package's objects, and the loader reads the exports'
+///   tables each time it binds a shared library's symbol;
+/// - with relative relocations packed (`-z pack-relative-relocs`) where the C library can
+///   load them (glibc 2.36 and later; Ubuntu 22.04's 2.35 cannot), so that the loader reads
+///   kilobytes of relocations at startup instead of megabytes.
+/// Performance.md ("Joining and memory") gives the same flags for an application's views.
+/// Without lld on the `PATH`, or off Linux, executables link the default way.
+let leanExecutable: [LinkerSetting] = {
+    #if canImport(Glibc)
+        // Swift's toolchains for Linux ship lld beside `swift`; without it, link the default way.
+        let path = Context.environment["PATH"] ?? ""
+        guard path.split(separator: ":").contains(where: { access("\($0)/ld.lld", X_OK) == 0 }) else { return [] }
+        var flags = ["-use-ld=lld", "-Xlinker", "--no-export-dynamic"]
+        var name = [CChar](repeating: 0, count: 64)  // "glibc 2.36"
+        _ = confstr(Int32(_CS_GNU_LIBC_VERSION), &name, name.count)
+        let text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let version = text.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+        if version.count >= 2, (version[0], version[1]) >= (2, 36) {
+            flags += ["-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]
+        }
+        return [.unsafeFlags(flags, .when(platforms: [.linux]))]
+    #else
+        return []
+    #endif
+}()
 
 let package = Package(
     name: "StateBus",
@@ -206,14 +240,15 @@ let package = Package(
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
-            ], swiftSettings: strict
+            ], swiftSettings: strict, linkerSettings: leanExecutable
         ),
         // A view process as small as an application's (the StateBus library and nothing else),
         // for `statebus bench`'s late-join and memory figures: the `statebus` tool carries the
         // launcher, the bench, etcd's client, an HTTP server and more, whose code alone makes
         // its resident set larger.
         .executableTarget(
-            name: "statebus-bench-view", dependencies: ["StateBus", "StateBusRuntime"], path: "Sources/StateBusBenchView", swiftSettings: strict),
+            name: "statebus-bench-view", dependencies: ["StateBus", "StateBusRuntime"], path: "Sources/StateBusBenchView", swiftSettings: strict,
+            linkerSettings: leanExecutable),
         // The fuzz harness of a host's request handling and a replica's publication handling
         // (issue 12, item 9). Not a product: `deploy/fuzz.sh` builds and runs it.
         .executableTarget(
