@@ -26,6 +26,19 @@ extension RelayServer {
             // Room for every forwarded write and the few other requests.
             try dealer.set(.sendHighWaterMark, Int32(clamping: configuration.maxForwardedWrites + 1_000))
             try dealer.set(.maxMessageSize, Int64(configuration.maxIncomingMessageBytes))
+            if upstreamEndpoints.hasAlternatives {
+                // A standby that takes the lead binds its endpoint anew: a hello it read as a
+                // standby is lost with its socket, and is said again when the connection
+                // comes back instead of after the request timeout (which would leave the new
+                // leader for silence).
+                do {
+                    try upstreamSockets.watchHandshakes(of: dealer, on: thread) { [unowned self] in
+                        if upstreamSockets.takeHandshakeEvents().connectionCameBack, phase == .hello { sayHello() }
+                    }
+                } catch {
+                    logger.debug("no handshake monitor on the upstream control socket: \(error)")
+                }
+            }
             try dealer.connect(upstreamEndpoint)
             thread.register(dealer) { [unowned self] in self.upstreamControlReadable() }
             upstreamSockets.control = dealer

@@ -1,8 +1,4 @@
-import Synchronization
 import ZeroMQ
-
-/// Monitor endpoints must be unique in a context; replicas may share one (a shared loop).
-private let nextMonitorNumber = Atomic<Int>(0)
 
 extension ReplicaClient {
     /// Makes a socket a CURVE client of the host, when the configuration has keys.
@@ -15,38 +11,38 @@ extension ReplicaClient {
     /// missing one becomes an error the view's code sees (``Replica/lastError``) instead of
     /// a join that never ends: libzmq retries such a connection in silence.
     ///
+    /// Also tells when the connection comes back after a drop, so that a request it may
+    /// have lost is asked again at once (``controlConnectionCameBack()``).
+    ///
     /// Only where a secure handshake can fail: with keys, or over tcp (a host across the
-    /// network may demand keys). A monitor costs two sockets of the context's 1,023, and
-    /// replicas sharing a loop share a context.
+    /// network may demand keys); and in a high-availability group, whose standby binds its
+    /// endpoint anew when it takes the lead. A monitor costs two sockets of the context's
+    /// 1,023, and replicas sharing a loop share a context.
     func watchHandshakes(of socket: Socket) {
-        guard configuration.security != nil || controlEndpoint.hasPrefix("tcp://") else { return }
-        let number = nextMonitorNumber.add(1, ordering: .relaxed).newValue
+        guard configuration.security != nil || controlEndpoint.hasPrefix("tcp://") || endpoints.hasAlternatives else { return }
         do {
-            let monitor = try socket.monitor(at: "inproc://statebus-handshakes-\(number)", events: SocketEvent.handshakeEvents)
-            thread.register(monitor) { [unowned self] in self.handshakeEventsReadable() }
-            sockets.handshakeMonitor = monitor
+            try sockets.watchHandshakes(of: socket, on: thread) { [unowned self] in self.handshakeEventsReadable() }
         } catch {
-            // Only the quality of the error message depends on it.
+            // Only the quality of the error message, and how soon a lost hello is said
+            // again, depend on it.
             configuration.logger.debug("no handshake monitor on the control socket: \(error)")
         }
     }
 
     private func handshakeEventsReadable() {
-        guard let monitor = sockets.handshakeMonitor else { return }
-        for _ in 0..<64 {
-            guard let frames = try? monitor.tryReceiveMultipart() else { return }
-            guard let event = SocketEvent(frames: frames.map(\.bytes)) else { continue }
+        let (events, cameBack) = sockets.takeHandshakeEvents()
+        for event in events {
             if event.isHandshakeSucceeded {
                 // A key listed since, or a host restarted mid-handshake: the cause is gone.
                 shared.inner.withLock { inner in
                     if let code = inner.lastError?.code, code == .forbidden || code == .handshakeFailed { inner.lastError = nil }
                 }
-                continue
+            } else if let error = handshakeError(event), shared.inner.withLock({ $0.lastError }) != error {
+                // libzmq retries the connection every second or so: report each cause once.
+                fail(error)
             }
-            guard let error = handshakeError(event) else { continue }
-            // libzmq retries the connection every second or so: report each cause once.
-            if shared.inner.withLock({ $0.lastError }) != error { fail(error) }
         }
+        if cameBack { controlConnectionCameBack() }
     }
 
     /// The error a handshake event means, or `nil` for one that is no error.

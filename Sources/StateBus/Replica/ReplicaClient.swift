@@ -128,6 +128,19 @@ final class ReplicaClient {
         sayHello()
     }
 
+    /// The control connection came back after a drop: the host restarted at its endpoint,
+    /// or a standby that took the lead bound it anew. A hello or snapshot request sent on the
+    /// dropped connection may have been lost with it (read by no one), so it is asked again
+    /// now: waiting for the request timeout would, with other hosts listed, leave this one
+    /// for silence and cost a view two timeouts before it came back to the leader.
+    func controlConnectionCameBack() {
+        switch phase {
+        case .hello: sayHello()
+        case .snapshot: requestSnapshot()
+        case .awaitingJoin, .live: break
+        }
+    }
+
     /// Sends a hello on the current connection (the welcome answers the latest one).
     func sayHello() {
         enter(.hello)

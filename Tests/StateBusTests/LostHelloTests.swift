@@ -1,0 +1,59 @@
+import Foundation
+import StateBus
+import Testing
+import ZeroMQ
+
+/// A request lost with its connection is asked again when the connection comes back, not
+/// after the request timeout.
+@Suite("Requests lost with a dropped connection")
+struct LostHelloTests {
+    /// A standby that takes the lead of its group binds its endpoint anew, and a hello it
+    /// read as a standby but never answered is lost with its socket. Here a bare ROUTER reads
+    /// the view's hello and closes, then a host binds the same endpoint. The view lists two
+    /// endpoints and waits 60 s for an answer, so without asking again when its connection
+    /// comes back it would join after a minute, or leave for the other (empty) endpoint.
+    @Test("a hello read by a socket that closed is said again to the host that binds its endpoint")
+    func helloAskedAgainWhenTheConnectionComesBack() async throws {
+        let folder = Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let endpoint = "ipc://\(folder)/control"
+        let standIn = try Socket(context: try Context(), type: .router)
+        try standIn.set(.receiveTimeout, Int32(20_000))
+        try standIn.bind(endpoint)
+        var configuration = ReplicaConfiguration(nodeName: "lost-hello")
+        configuration.requestTimeout = .seconds(60)
+        let replica = try Replica(object: "SharedData", controlEndpoint: "\(endpoint),ipc://\(folder)/other", configuration: configuration)
+        defer { replica.close() }
+        let hello = try standIn.receiveMultipart()  // the view's routing id, then its hello
+        #expect(hello.count == 2)
+        standIn.close()
+        let host = try await Fixtures.host(folder: folder)
+        defer { host.stop() }
+        try await replica.waitUntilLive(timeout: .seconds(20))
+        #expect(replica["counter"] == .int(0))
+    }
+
+    /// The same for a relay whose upstream is a group: its hello, read by a socket that
+    /// closed, is said again to the host that binds the endpoint, within seconds although
+    /// the relay waits 60 s for an answer.
+    @Test("a relay's upstream hello read by a socket that closed is said again to the host that binds its endpoint")
+    func relayHelloAskedAgainWhenTheConnectionComesBack() async throws {
+        let folder = Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let endpoint = "ipc://\(folder)/control"
+        let standIn = try Socket(context: try Context(), type: .router)
+        try standIn.set(.receiveTimeout, Int32(20_000))
+        try standIn.bind(endpoint)
+        var configuration = RelayConfiguration(
+            upstream: "\(endpoint),ipc://\(folder)/other", name: "relay", controlEndpoint: "ipc://\(folder)/relay", objects: ["SharedData"])
+        configuration.upstreamRequestTimeout = .seconds(60)
+        let relay = try await StateRelay(configuration: configuration)
+        defer { relay.stop() }
+        let hello = try standIn.receiveMultipart()  // the relay's routing id, then its hello
+        #expect(hello.count == 2)
+        standIn.close()
+        let host = try await Fixtures.host(folder: folder)
+        defer { host.stop() }
+        try await relay.waitUntilSynced(timeout: .seconds(20))
+    }
+}
