@@ -7,6 +7,23 @@ import ZeroMQ
 /// after the request timeout.
 @Suite("Requests lost with a dropped connection")
 struct LostHelloTests {
+    /// A bare ROUTER bound at `endpoint` in place of a host, which waits at most 20 s for a
+    /// message.
+    static func standIn(at endpoint: String) throws -> Socket {
+        let socket = try Socket(context: try Context(), type: .router)
+        try socket.set(.receiveTimeout, Int32(20_000))
+        try socket.bind(endpoint)
+        return socket
+    }
+
+    /// Reads the hello that reached `standIn` (a routing id, then the hello) and closes it
+    /// unanswered, as a standby taking the lead closes its socket.
+    static func dropHello(at standIn: Socket) throws {
+        let hello = try standIn.receiveMultipart()
+        #expect(hello.count == 2)
+        standIn.close()
+    }
+
     /// A standby that takes the lead of its group binds its endpoint anew, and a hello it
     /// read as a standby but never answered is lost with its socket. Here a bare ROUTER reads
     /// the view's hello and closes, then a host binds the same endpoint. The view lists two
@@ -17,16 +34,12 @@ struct LostHelloTests {
         let folder = Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let endpoint = "ipc://\(folder)/control"
-        let standIn = try Socket(context: try Context(), type: .router)
-        try standIn.set(.receiveTimeout, Int32(20_000))
-        try standIn.bind(endpoint)
+        let standIn = try Self.standIn(at: endpoint)
         var configuration = ReplicaConfiguration(nodeName: "lost-hello")
         configuration.requestTimeout = .seconds(60)
         let replica = try Replica(object: "SharedData", controlEndpoint: "\(endpoint),ipc://\(folder)/other", configuration: configuration)
         defer { replica.close() }
-        let hello = try standIn.receiveMultipart()  // the view's routing id, then its hello
-        #expect(hello.count == 2)
-        standIn.close()
+        try Self.dropHello(at: standIn)
         let host = try await Fixtures.host(folder: folder)
         defer { host.stop() }
         try await replica.waitUntilLive(timeout: .seconds(20))
@@ -41,17 +54,13 @@ struct LostHelloTests {
         let folder = Fixtures.temporaryFolder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let endpoint = "ipc://\(folder)/control"
-        let standIn = try Socket(context: try Context(), type: .router)
-        try standIn.set(.receiveTimeout, Int32(20_000))
-        try standIn.bind(endpoint)
+        let standIn = try Self.standIn(at: endpoint)
         var configuration = RelayConfiguration(
             upstream: "\(endpoint),ipc://\(folder)/other", name: "relay", controlEndpoint: "ipc://\(folder)/relay", objects: ["SharedData"])
         configuration.upstreamRequestTimeout = .seconds(60)
         let relay = try await StateRelay(configuration: configuration)
         defer { relay.stop() }
-        let hello = try standIn.receiveMultipart()  // the relay's routing id, then its hello
-        #expect(hello.count == 2)
-        standIn.close()
+        try Self.dropHello(at: standIn)
         let host = try await Fixtures.host(folder: folder)
         defer { host.stop() }
         try await relay.waitUntilSynced(timeout: .seconds(20))

@@ -22,7 +22,9 @@ struct BenchCommand: AsyncParsableCommand {
             thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
             each in rounds where StateBus and raw take turns (4 in the full run), so that a \
             machine whose speed drifts slows both alike; a figure is the rounds' median, and \
-            its note lists each round's ratio (the run's own spread). \
+            its note lists each round's ratio (the run's own spread). The full run joins 5 \
+            times at each size, each time a new host and view, and takes the median; with \
+            --peer qtro, QtRO's joins run 5 times more, and its figure is their median too. \
             Build with `swift build -c release` for real figures: a debug build prints a warning.
 
             Examples:
@@ -117,7 +119,10 @@ struct BenchCommand: AsyncParsableCommand {
             let client = await PythonClient.find(option: python, timeout: .seconds(60))
             await runner.python(client, required: python != nil || only.contains(.python))
         }
-        if peer == .qtro { await runner.qtro(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full")) }
+        if peer == .qtro {
+            let qtro = QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full", joinRepetitions: plan.joinRounds)
+            await runner.qtro(qtro)
+        }
         report = runner.report
         report.judgeTargets()
         print(json ? try report.json() : report.table())
@@ -145,6 +150,9 @@ struct BenchPlan: Sendable {
     /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns.
     let echoRounds: Int
     let joinSizes: [Int]
+    /// Joins of each size: the figure is their median, so that one slow join on a busy
+    /// machine does not decide it.
+    let joinRounds: Int
     /// Changes per millisecond the host makes during a join.
     let joinChurn: Int
     let durableWrites: Int
@@ -170,7 +178,7 @@ struct BenchPlan: Sendable {
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
-        echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinChurn: 2, durableWrites: 200, durableWindow: 16,
+        echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinRounds: 1, joinChurn: 2, durableWrites: 200, durableWindow: 16,
         durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, fanoutIdleWindow: .milliseconds(200),
         collectionItems: 1_000, collectionUpdates: 200,
         failoverKills: 2, failoverViews: 3, pythonUpdates: 2_000
@@ -179,14 +187,14 @@ struct BenchPlan: Sendable {
     /// 30 s its help promises on two cores.
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
-        echoWrites: 10_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 500,
+        echoWrites: 10_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinRounds: 1, joinChurn: 10, durableWrites: 500,
         durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 100, fanoutRelays: 4, fanoutUpdates: 5_000, fanoutIdleWindow: .milliseconds(200),
         collectionItems: 100_000,
         collectionUpdates: 1_000, failoverKills: 1, failoverViews: 10, pythonUpdates: 50_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
-        echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinChurn: 10, durableWrites: 10_000,
+        echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinRounds: 5, joinChurn: 10, durableWrites: 10_000,
         durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
         fanoutIdleWindow: .seconds(1),
         collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10, pythonUpdates: 200_000

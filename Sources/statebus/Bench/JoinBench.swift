@@ -28,6 +28,19 @@ struct JoinBench {
         /// Bytes of state held: names plus 8-byte values.
         var stateBytes: Int
         var problem: String?
+
+        /// The joins of one size as one: the join time and each memory figure the median of
+        /// the joins' (the lower middle one for an even count, so that a figure is one a
+        /// process had); `nil` for no join.
+        static func median(of rounds: [Outcome]) -> Outcome? {
+            guard var outcome = rounds.first else { return nil }
+            func median<T: Comparable>(_ figure: KeyPath<Outcome, T>) -> T { rounds.map { $0[keyPath: figure] }.sorted()[(rounds.count - 1) / 2] }
+            outcome.joinNanoseconds = median(\.joinNanoseconds)
+            outcome.viewPeakBytes = median(\.viewPeakBytes)
+            outcome.viewBaselineBytes = median(\.viewBaselineBytes)
+            outcome.hostPeakBytes = median(\.hostPeakBytes)
+            return outcome
+        }
     }
 
     let properties: Int

@@ -7,7 +7,9 @@ import StateBusLaunch
 ///
 /// The peer's folder (its CMake project and `run.sh`, outside this repository) is copied to
 /// a scratch folder, since `run.sh` builds and writes its results beside itself, and run
-/// there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans). Its raw lines
+/// there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans), then its joins
+/// again as many times more as StateBus's joins run (`ONLY=join`), so that both join figures
+/// are medians. Its raw lines
 /// (`case=… rep=… role=source|replica key=value …`) are read back into the figures StateBus
 /// measures too.
 struct QtROPeer {
@@ -22,6 +24,9 @@ struct QtROPeer {
     let directory: String
     /// A smaller run (`QUICK=1`: counts / 10).
     let quick: Bool
+    /// How many times StateBus joined at each size: with more than one, the peer's joins
+    /// run that many times more, and its join figures are the median of all of them.
+    var joinRepetitions = 1
 
     /// Where the peer is expected: `$STATEBUS_QTRO_DIR`, else `../shared/peers/qtro`.
     static var defaultDirectory: String {
@@ -48,22 +53,35 @@ struct QtROPeer {
         // A build folder copied from elsewhere points at its own paths: build afresh.
         try? FileManager.default.removeItem(atPath: "\(copy)/build")
         try? FileManager.default.removeItem(atPath: "\(copy)/results")
+        var raw = try await Self.run(copy, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
+        if joinRepetitions > 1 {
+            // run.sh empties raw.txt on each run: the first run's lines are kept above.
+            raw += try await Self.run(copy, environment: ["REPS": "\(joinRepetitions)", "QUICK": quick ? "1" : "0", "ONLY": "join"])
+        }
+        var figures = Self.figures(fromRaw: raw)
+        if joinRepetitions > 1 {
+            figures.summary += "; joins and their RSS: the median of \(joinRepetitions + 1) repetitions"
+        }
+        guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
+        return figures
+    }
+
+    /// Runs the peer's `run.sh` in `copy` and returns its `results/raw.txt`.
+    /// - Throws: ``BenchError`` when it fails.
+    private static func run(_ copy: String, environment: [String: String]) async throws -> String {
         let run = try await OneShotCommand.run(
-            URL(fileURLWithPath: "/bin/bash"), ["\(copy)/run.sh"], environment: ["REPS": "1", "QUICK": quick ? "1" : "0"],
-            timeout: .seconds(900))
+            URL(fileURLWithPath: "/bin/bash"), ["\(copy)/run.sh"], environment: environment, timeout: .seconds(900))
         guard run.status == 0 else {
             throw BenchError(
                 "the QtRO benchmark failed (exit status \(run.status)): \(run.output.suffix(5).joined(separator: " / ")); "
                     + "it needs Qt 6 Remote Objects and its build tools (apt-get install qt6-remoteobjects-dev libqt6remoteobjects6-bin qt6-base-dev cmake g++ time)"
             )
         }
-        let raw = try String(contentsOfFile: "\(copy)/results/raw.txt", encoding: .utf8)
-        let figures = Self.figures(fromRaw: raw)
-        guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
-        return figures
+        return try String(contentsOfFile: "\(copy)/results/raw.txt", encoding: .utf8)
     }
 
-    /// The figures in the lines of `results/raw.txt`.
+    /// The figures in the lines of `results/raw.txt`; a case run several times gives each
+    /// figure's median (the lower middle one for an even count).
     static func figures(fromRaw raw: String) -> Figures {
         var cases: [String: [[String: String]]] = [:]
         for line in raw.split(separator: "\n") where line.hasPrefix("case=") {
@@ -95,10 +113,11 @@ struct QtROPeer {
                 if let micro = number(echo[field]) { figures.byKey[key] = micro * 1_000 }
             }
         }
+        func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[(values.count - 1) / 2] }
         for size in [10_000, 100_000] {
-            guard let join = replicas("join_local_map_k\(size)").first, join["valid"] == "1" else { continue }
-            if let milli = number(join["main_to_valid_ms"]) { figures.byKey["join.\(size)"] = milli * 1e6 }
-            if let kilobytes = number(join["rss_time_kb"]) { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
+            let joins = replicas("join_local_map_k\(size)").filter { $0["valid"] == "1" }
+            if let milli = median(joins.compactMap { number($0["main_to_valid_ms"]) }) { figures.byKey["join.\(size)"] = milli * 1e6 }
+            if let kilobytes = median(joins.compactMap { number($0["rss_time_kb"]) }) { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
         }
         // A keyed collection's join beside QtRO's list model (rows fetched into the cache).
         for size in [10_000, 100_000] {
