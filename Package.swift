@@ -15,8 +15,8 @@ import PackageDescription
 /// a user's build of StateBus as a dependency.
 let strict: [SwiftSetting] = Context.environment["STATEBUS_STRICT"] == "1" ? [.unsafeFlags(["-warnings-as-errors"])] : []
 
-/// How the processes a user runs (`statebus`, and the bench's application-sized view) are
-/// linked on Linux, so that each process keeps fewer of its executable's pages resident:
+/// How the bench's application-sized view (`statebus-bench-view`) is linked on Linux, so that
+/// the process keeps fewer of its executable's pages resident:
 /// - with the toolchain's lld;
 /// - exporting no symbols (`--no-export-dynamic`): the standard library's link arguments
 ///   export every symbol of the package's objects, and the loader reads the exports'
@@ -25,7 +25,9 @@ let strict: [SwiftSetting] = Context.environment["STATEBUS_STRICT"] == "1" ? [.u
 ///   load them (glibc 2.36 and later; Ubuntu 22.04's 2.35 cannot), so that the loader reads
 ///   kilobytes of relocations at startup instead of megabytes.
 /// Performance.md ("Joining and memory") gives the same flags for an application's views.
-/// Without lld on the `PATH`, or off Linux, executables link the default way.
+/// Only for a target in no product: SwiftPM refuses unsafe flags in a product that another
+/// package depends on by version, and `statebus` is one. Without lld on the `PATH`, or off
+/// Linux, the view links the default way.
 let leanExecutable: [LinkerSetting] = {
     #if canImport(Glibc)
         // Swift's toolchains for Linux ship lld beside `swift`; without it, link the default way.
@@ -240,7 +242,7 @@ let package = Package(
                 .product(name: "IdentifiedCollections", package: "swift-identified-collections"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
-            ], swiftSettings: strict, linkerSettings: leanExecutable
+            ], swiftSettings: strict
         ),
         // A view process as small as an application's (the StateBus library and nothing else),
         // for `statebus bench`'s late-join and memory figures: the `statebus` tool carries the

@@ -32,9 +32,7 @@ extension RelayServer {
                 // comes back instead of after the request timeout (which would leave the new
                 // leader for silence).
                 do {
-                    try upstreamSockets.watchHandshakes(of: dealer, on: thread) { [unowned self] in
-                        if upstreamSockets.takeHandshakeEvents().connectionCameBack, phase == .hello { sayHello() }
-                    }
+                    try upstreamSockets.watchHandshakes(of: dealer, on: thread) { [unowned self] in self.upstreamHandshakesReadable() }
                 } catch {
                     logger.debug("no handshake monitor on the upstream control socket: \(error)")
                 }
@@ -44,9 +42,18 @@ extension RelayServer {
             upstreamSockets.control = dealer
         } catch {
             logger.error("cannot connect to \(upstreamEndpoint): \(error)")
+            // The monitor, when there is one, was registered before the connect failed.
+            upstreamSockets.close(on: thread)
             return
         }
         sayHello()
+    }
+
+    /// The upstream control connection's handshakes: when the connection came back after a
+    /// drop, a hello still unanswered is sent again (its phase's clock runs on, so a host that
+    /// keeps dropping the connection is still left for silence in time).
+    private func upstreamHandshakesReadable() {
+        if upstreamSockets.takeHandshakeEvents().connectionCameBack, phase == .hello { sendHello() }
     }
 
     /// Makes a socket a CURVE client of the upstream, when the relay has keys for it.
@@ -56,11 +63,16 @@ extension RelayServer {
     }
 
     private func sayHello() {
+        sendHello()
+        upstreamPhase.restart()
+    }
+
+    /// Sends a hello; the welcome answers the latest one.
+    private func sendHello() {
         let hello = FollowerRequest.Hello(
             viewID: configuration.relayID, nodeName: configuration.name, objects: configuration.objects,
             sessionToken: upstreamWelcome?.sessionToken ?? Data(), schemaHash: upstreamWelcome?.schemaHash ?? 0, relay: true)
         upstreamRequests.helloID = sendUpstream(.hello(hello)) ?? 0
-        upstreamPhase.restart()
     }
 
     /// Closes both upstream sockets.

@@ -132,18 +132,25 @@ final class ReplicaClient {
     /// or a standby that took the lead bound it anew. A hello or snapshot request sent on the
     /// dropped connection may have been lost with it (read by no one), so it is asked again
     /// now: waiting for the request timeout would, with other hosts listed, leave this one
-    /// for silence and cost a view two timeouts before it came back to the leader.
+    /// for silence and cost a view two timeouts before it came back to the leader. The
+    /// phase's clock runs on, so a host that keeps dropping the connection is still left
+    /// for silence in time.
     func controlConnectionCameBack() {
         switch phase {
-        case .hello: sayHello()
-        case .snapshot: requestSnapshot()
+        case .hello: sendHello()
+        case .snapshot: follower.awaitSnapshot(requestID: send(.snapshot(object: object)) ?? 0)
         case .awaitingJoin, .live: break
         }
     }
 
-    /// Sends a hello on the current connection (the welcome answers the latest one).
+    /// Says hello on the current connection, its phase's clock started anew.
     func sayHello() {
         enter(.hello)
+        sendHello()
+    }
+
+    /// Sends a hello (the welcome answers the latest one).
+    private func sendHello() {
         let hello = FollowerRequest.Hello(
             viewID: viewID, nodeName: configuration.nodeName, objects: [object], sessionToken: terms.sessionToken,
             schemaHash: terms.schema?.hash ?? 0, confirmsByEcho: configuration.confirmsWritesByEcho)

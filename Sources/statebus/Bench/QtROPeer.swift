@@ -56,12 +56,10 @@ struct QtROPeer {
         var raw = try await Self.run(copy, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
         if joinRepetitions > 1 {
             // run.sh empties raw.txt on each run: the first run's lines are kept above.
-            raw += try await Self.run(copy, environment: ["REPS": "\(joinRepetitions)", "QUICK": quick ? "1" : "0", "ONLY": "join"])
+            raw += "\n" + (try await Self.run(copy, environment: ["REPS": "\(joinRepetitions)", "QUICK": quick ? "1" : "0", "ONLY": "join"]))
         }
-        var figures = Self.figures(fromRaw: raw)
-        if joinRepetitions > 1 {
-            figures.summary += "; joins and their RSS: the median of \(joinRepetitions + 1) repetitions"
-        }
+        let figures = Self.figures(fromRaw: raw)
+
         guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
         return figures
     }
@@ -114,8 +112,10 @@ struct QtROPeer {
             }
         }
         func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[(values.count - 1) / 2] }
+        var joinCounts: [String] = []
         for size in [10_000, 100_000] {
             let joins = replicas("join_local_map_k\(size)").filter { $0["valid"] == "1" }
+            if joins.count > 1 { joinCounts.append("\(joins.count) of \(size.formatted())") }
             if let milli = median(joins.compactMap { number($0["main_to_valid_ms"]) }) { figures.byKey["join.\(size)"] = milli * 1e6 }
             if let kilobytes = median(joins.compactMap { number($0["rss_time_kb"]) }) { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
         }
@@ -129,6 +129,7 @@ struct QtROPeer {
         figures.summary =
             "Qt Remote Objects 6.4 over a local socket, one repetition per case, same session; join = a QVariantMap of N entries, "
             + "from the replica's main() to initialized(); RSS = the replica's peak (/usr/bin/time)"
+            + (joinCounts.isEmpty ? "" : "; join time and RSS: the median of the valid joins (\(joinCounts.joined(separator: ", ")) entries)")
             + (failed.isEmpty ? "" : "; cases not ok: \(failed.joined(separator: ", "))")
         return figures
     }
