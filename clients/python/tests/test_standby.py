@@ -212,6 +212,36 @@ def test_a_silent_host_is_left_for_the_next_endpoint(system: System) -> None:
 
 
 @pytest.mark.host
+def test_a_hello_lost_with_its_connection_is_said_again_when_it_comes_back(system: System, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 5: a standby that takes the lead binds its endpoint anew, and a hello it read and
+    never answered is lost with its old socket. A bare ROUTER reads the view's hello and
+    closes; a host then binds the same endpoint. The view waits 60 s for a welcome here, so
+    only a hello said again when its connection comes back joins within the test's deadline
+    (and without leaving for the other, empty, endpoint)."""
+    monkeypatch.setattr(statebus._engine, "_REQUEST_TIMEOUT", 60.0)
+    endpoint = system.endpoint("lost")
+    stand_in = zmq.Context.instance().socket(zmq.ROUTER)
+    stand_in.setsockopt(zmq.LINGER, 0)
+    stand_in.setsockopt(zmq.RCVTIMEO, int(DEADLINE * 1000))
+    stand_in.bind(endpoint)
+
+    async def body() -> None:
+        async def join() -> tuple[int, int]:
+            async with statebus.connect([endpoint, system.endpoint("other")], object="Counter", timeout=DEADLINE) as counter:
+                return counter.epoch, counter.rejoins
+        joining = asyncio.ensure_future(join())
+        try:
+            hello = await asyncio.to_thread(stand_in.recv_multipart)  # the view's routing id, then its hello
+            assert len(hello) == 2
+        finally:
+            stand_in.close()
+        host = await asyncio.to_thread(system.host, *COUNTER, control=endpoint)
+        epoch, rejoins = await joining
+        assert epoch == int(host.ready["epoch"]) and rejoins == 0
+    run(body)
+
+
+@pytest.mark.host
 def test_a_write_refused_persistence_failed_fails_and_the_view_joins_the_leader(system: System) -> None:
     host = system.host(*COUNTER)
     leader = host.ready["control"]

@@ -22,6 +22,7 @@ from typing import Any
 import zmq
 import zmq.asyncio
 from google.protobuf.message import DecodeError
+from zmq.utils.monitor import recv_monitor_message
 
 from ._endpoints import ControlEndpoints
 from ._leader import find_leader
@@ -83,6 +84,8 @@ class Engine(Updates):
     _session_token: bytes
     # The control socket and the hello.
     _control: Socket | None
+    _monitor: Socket | None  # the control socket's handshakes, with several endpoints (rule 5)
+    _handshakes: int
     _hello: _Request
     _hello_schema_hash: int
     _last_sent: float
@@ -120,11 +123,13 @@ class Engine(Updates):
             while self._phase != "closed":
                 if self._poller is None:
                     self._poller = zmq.asyncio.Poller()
-                    for socket in (self._control, self._sub):
+                    for socket in (self._control, self._sub, self._monitor):
                         if socket is not None:
                             self._poller.register(socket, zmq.POLLIN)
                 events = await self._poller.poll(int(_TICK * 1000))
                 ready = {socket for socket, _ in events}
+                if self._monitor is not None and self._monitor in ready:
+                    self._drain_monitor()
                 if self._control in ready:
                     self._drain_control()
                 if self._sub is not None and self._sub in ready:
@@ -172,6 +177,11 @@ class Engine(Updates):
         return socket
 
     def _close_sockets(self) -> None:
+        if self._monitor is not None:
+            if self._control is not None:
+                self._control.disable_monitor()
+            self._monitor.close()
+            self._monitor = None
         for socket in (self._control, self._sub):
             if socket is not None:
                 socket.close()
@@ -198,6 +208,10 @@ class Engine(Updates):
         control.setsockopt(zmq.RECONNECT_IVL, 100)
         control.setsockopt(zmq.RECONNECT_IVL_MAX, 1000)
         control.setsockopt(zmq.SNDHWM, self.max_writes_in_flight + 1000)
+        if self._endpoints.has_alternatives:
+            # Before the connect, so that its first handshake counts (rule 5, _drain_monitor).
+            self._monitor = control.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            self._handshakes = 0
         control.connect(self.control_endpoint)
         self._control = control
         self._phase = "hello"
@@ -207,6 +221,11 @@ class Engine(Updates):
         self._report_state()
 
     def _say_hello(self, schema_hash: int) -> None:
+        self._send_hello(schema_hash)
+        self._hello.deadline = time.monotonic() + _REQUEST_TIMEOUT
+
+    def _send_hello(self, schema_hash: int) -> None:
+        """Sends a hello; a welcome to any hello of this join is taken."""
         hello = pb.Hello(view_id=self.view_id, node_name=self.node_name, objects=[self.object],
                          session_token=self._session_token, confirms_by_echo=self._asks_echo)
         if self.protocol_version >= 2:
@@ -214,7 +233,24 @@ class Engine(Updates):
         self._hello_schema_hash = schema_hash
         self._hello.ids.add(self._try_send(pb.Request(hello=hello)))
         self._hello.ids.discard(0)
-        self._hello.deadline = time.monotonic() + _REQUEST_TIMEOUT
+
+    def _drain_monitor(self) -> None:
+        """The control socket's handshakes (PROTOCOL.md, "Standby hosts", rule 5). A second
+        one on the same socket means the connection came back after a drop: a standby that
+        took the lead bound its endpoint anew, and a hello it read and had not answered was
+        lost with its old socket. The hello is sent again at once, its deadline unchanged, so
+        that a host that keeps dropping the connection is still left for silence in time."""
+        came_back = False
+        while self._monitor is not None:
+            try:
+                event = recv_monitor_message(self._monitor, zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            if event["event"] == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self._handshakes += 1
+                came_back = came_back or self._handshakes > 1
+        if came_back and self._phase == "hello" and self._retry_hello_at is None:
+            self._send_hello(self._hello_schema_hash)
 
     def _timers(self, now: float) -> None:
         if self._phase == "hello":

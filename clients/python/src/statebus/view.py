@@ -175,6 +175,10 @@ class View(Engine):
 
         self._control: Socket | None = None
         self._sub: Socket | None = None
+        # The control socket's handshakes, watched with several endpoints listed (PROTOCOL.md,
+        # "Standby hosts", rule 5), and how many completed on it.
+        self._monitor: Socket | None = None
+        self._handshakes = 0
         self._poller: zmq.asyncio.Poller | None = None
         self._phase = "hello"  # hello, marker, snapshot, live, closed
         self._hello = _Request()
