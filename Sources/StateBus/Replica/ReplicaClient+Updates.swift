@@ -168,8 +168,13 @@ extension ReplicaClient {
     // MARK: Snapshot
 
     func requestSnapshot() {
-        follower.awaitSnapshot(requestID: send(.snapshot(object: object)) ?? 0)
+        sendSnapshotRequest()
         enter(.snapshot)
+    }
+
+    /// Asks for the snapshot; parts of an earlier request are not taken any more.
+    func sendSnapshotRequest() {
+        follower.awaitSnapshot(requestID: send(.snapshot(object: object)) ?? 0)
     }
 
     /// Takes one part of the snapshot under way, straight into the incoming arrays.

@@ -138,7 +138,7 @@ final class ReplicaClient {
     func controlConnectionCameBack() {
         switch phase {
         case .hello: sendHello()
-        case .snapshot: follower.awaitSnapshot(requestID: send(.snapshot(object: object)) ?? 0)
+        case .snapshot: sendSnapshotRequest()
         case .awaitingJoin, .live: break
         }
     }

@@ -34,7 +34,7 @@ struct JoinBench {
         /// process had); `nil` for no join.
         static func median(of rounds: [Outcome]) -> Outcome? {
             guard var outcome = rounds.first else { return nil }
-            func median<T: Comparable>(_ figure: KeyPath<Outcome, T>) -> T { rounds.map { $0[keyPath: figure] }.sorted()[(rounds.count - 1) / 2] }
+            func median<T: Comparable>(_ figure: KeyPath<Outcome, T>) -> T { rounds.map { $0[keyPath: figure] }.lowerMedian! }
             outcome.joinNanoseconds = median(\.joinNanoseconds)
             outcome.viewPeakBytes = median(\.viewPeakBytes)
             outcome.viewBaselineBytes = median(\.viewBaselineBytes)

@@ -111,13 +111,12 @@ struct QtROPeer {
                 if let micro = number(echo[field]) { figures.byKey[key] = micro * 1_000 }
             }
         }
-        func median(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.sorted()[(values.count - 1) / 2] }
         var joinCounts: [String] = []
         for size in [10_000, 100_000] {
             let joins = replicas("join_local_map_k\(size)").filter { $0["valid"] == "1" }
             if joins.count > 1 { joinCounts.append("\(joins.count) of \(size.formatted())") }
-            if let milli = median(joins.compactMap { number($0["main_to_valid_ms"]) }) { figures.byKey["join.\(size)"] = milli * 1e6 }
-            if let kilobytes = median(joins.compactMap { number($0["rss_time_kb"]) }) { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
+            if let milli = joins.compactMap({ number($0["main_to_valid_ms"]) }).lowerMedian { figures.byKey["join.\(size)"] = milli * 1e6 }
+            if let kilobytes = joins.compactMap({ number($0["rss_time_kb"]) }).lowerMedian { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
         }
         // A keyed collection's join beside QtRO's list model (rows fetched into the cache).
         for size in [10_000, 100_000] {

@@ -206,6 +206,7 @@ final class EtcdTestServer: Sendable {
                 let member = pending[0]
                 return .failed("etcd at \(member.endpoint) was not healthy within \(readyTimeout); its log:\n\(member.log)")
             }
+            // A poll within `readyTimeout`: a member's health has no signal of its own.
             try? await Task.sleep(for: .milliseconds(20))
         }
     }
