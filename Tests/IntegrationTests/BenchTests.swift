@@ -54,19 +54,52 @@ struct BenchTests {
         for row in rows where row["statebus"] == nil {
             #expect((row["note"] as? String)?.isEmpty == false, "row without figure or reason: \(row)")
         }
-        // Each echo figure is a median of rounds, and says how far apart its rounds were.
+        // Each echo figure is a median of rounds, and says how far apart its rounds were:
+        // each pair's ratio, and each side's rounds.
         for key in ["echo.own.p50", "echo.other.p50", "echo.own.pinned.p50", "echo.other.pinned.p50"] {
             let row = try #require(rows.first { $0["key"] as? String == key }, "no row \(key)")
             let note = row["note"] as? String ?? ""
-            let ratios = note.components(separatedBy: "each round's ratio: ").last?.components(separatedBy: ", ") ?? []
-            #expect(note.contains("each round's ratio: ") && ratios.count == 2 && ratios.allSatisfy { $0.hasSuffix("x") }, "\(key): \(note)")
+            let parts = Self.listsInNote(note, after: ["each round's ratio: ", "rounds' p50 in µs, StateBus: ", "raw: "])
+            #expect(parts.count == 3 && parts.allSatisfy { $0.count == 2 }, "\(key): \(note)")
+            #expect(parts.first?.allSatisfy { $0.hasSuffix("x") } == true, "\(key): \(note)")
+            let statebusRounds = (parts.count == 3 ? parts[1] : []).compactMap(Double.init)
+            #expect(statebusRounds.count == 2 && statebusRounds == statebusRounds.sorted(), "\(key): \(note)")
         }
+        // A throughput row the bench judges is the median of rounds in which StateBus and
+        // raw took turns, and lists each side's; a row without a target runs once.
+        let judged = try #require(rows.first { $0["key"] as? String == "throughput.int.1" })
+        let judgedNote = judged["note"] as? String ?? ""
+        let rates = Self.listsInNote(judgedNote, after: ["rounds in M/s, StateBus: ", "raw: "])
+        #expect(judgedNote.contains("the median of 2 rounds") && rates.count == 2 && rates.allSatisfy { $0.count == 2 }, "\(judgedNote)")
+        // With two rounds the figure is the slower one: a figure a round had.
+        let statebusRates = (rates.first ?? []).compactMap(Double.init)
+        if let figure = judged["statebus"] as? Double, let slower = statebusRates.min() {
+            #expect(abs(figure / 1e6 - slower) < 0.006, "\(figure) against rounds \(statebusRates)")
+        }
+        let once = try #require(rows.first { $0["key"] as? String == "throughput.string.3" })
+        #expect((once["note"] as? String)?.contains("rounds") == false, "\(once)")
         // The tests' debug build loads the Swift runtime as shared libraries; the memory row
         // says which way the view it measured was linked.
         let memory = try #require(rows.first { ($0["measure"] as? String)?.hasPrefix("view peak RSS") == true })
         #expect((memory["note"] as? String)?.contains("loaded as shared libraries") == true, "\(memory)")
         let goals = try #require(report["goals"] as? [[String: Any]])
         #expect(goals.allSatisfy { ["met", "missed", "not available"].contains($0["status"] as? String ?? "") })
+    }
+
+    /// The comma-separated lists that follow each of `labels` in a row's note, up to the
+    /// next `;` or the note's end: `["a: 1, 2; b: 3"]` after `["a: ", "b: "]` is
+    /// `[["1", "2"], ["3"]]`. A label not found ends the lists.
+    static func listsInNote(_ note: String, after labels: [String]) -> [[String]] {
+        var rest = Substring(note)
+        var lists: [[String]] = []
+        for label in labels {
+            guard let range = rest.range(of: label) else { break }
+            rest = rest[range.upperBound...]
+            let list = rest.prefix { $0 != ";" }
+            lists.append(list.components(separatedBy: ", "))
+            rest = rest[list.endIndex...]
+        }
+        return lists
     }
 
     @Test("--peer qtro reads the peer's figures beside StateBus's (a stand-in peer that writes the peer's raw lines)")

@@ -20,9 +20,12 @@ struct BenchCommand: AsyncParsableCommand {
             and the view's memory; time for the late join of 100,000). The echo rows run twice: \
             as a default host and view, and in the low-latency profile (pinnedCPU: the loop \
             thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
-            each in rounds where StateBus and raw take turns (4 in the full run), so that a \
-            machine whose speed drifts slows both alike; a figure is the rounds' median, and \
-            its note lists each round's ratio (the run's own spread). The full run joins 5 \
+            each in rounds where StateBus and raw take turns (5 in the full run, 9 in the \
+            low-latency profile, whose echo at another view has two modes that each round \
+            draws), so that a machine whose speed drifts slows both alike; a figure is the \
+            rounds' median, and its note lists each round's ratio and figures (the run's own \
+            spread). The throughput rows with a bar or a goal run 3 such rounds in the full \
+            run, and each side's figure is its median round. The full run joins 5 \
             times at each size, each time a new host and view, and takes the median; with \
             --peer qtro, QtRO's joins run 5 times more, and its figure is their median too. \
             Build with `swift build -c release` for real figures: a debug build prints a warning.
@@ -144,11 +147,17 @@ struct BenchPlan: Sendable {
     let updates: Int
     /// (payload, views) pairs to measure.
     let throughputRuns: [(PayloadKind, Int)]
-    /// Timed writes of each echo figure, in all its rounds, and the warm-up writes of each round.
+    /// Rounds of each throughput figure the bench judges, StateBus's and raw libzmq's
+    /// taking turns; the other figures run once.
+    let throughputRounds: Int
+    /// Timed writes and warm-up writes of each round of an echo figure.
     let echoWrites: Int
     let echoWarmup: Int
-    /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns.
+    /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns, in the
+    /// default profile and in the low-latency one (where the echo at another view has two
+    /// modes that each round draws).
     let echoRounds: Int
+    let pinnedEchoRounds: Int
     let joinSizes: [Int]
     /// Joins of each size: the figure is their median, so that one slow join on a busy
     /// machine does not decide it.
@@ -178,7 +187,8 @@ struct BenchPlan: Sendable {
 
     static let tiny = BenchPlan(
         name: "tiny", updates: 2000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3)] },
-        echoWrites: 500, echoWarmup: 50, echoRounds: 2, joinSizes: [1000], joinRounds: 1, joinChurn: 2, durableWrites: 200, durableWindow: 16,
+        throughputRounds: 2, echoWrites: 250, echoWarmup: 50, echoRounds: 2, pinnedEchoRounds: 2, joinSizes: [1000], joinRounds: 1, joinChurn: 2,
+        durableWrites: 200, durableWindow: 16,
         durableSequentialWrites: 20, fanoutViews: 40, fanoutRelays: 2, fanoutUpdates: 2_000, fanoutIdleWindow: .milliseconds(200),
         collectionItems: 1_000, collectionUpdates: 200,
         failoverKills: 2, failoverViews: 3, pythonUpdates: 2_000
@@ -187,14 +197,16 @@ struct BenchPlan: Sendable {
     /// 30 s its help promises on two cores.
     static let quick = BenchPlan(
         name: "quick", updates: 200_000, throughputRuns: [(.int, 1), (.int, 3), (.int, 10), (.string, 1), (.struct, 1)],
-        echoWrites: 10_000, echoWarmup: 1_000, echoRounds: 2, joinSizes: [10_000, 100_000], joinRounds: 1, joinChurn: 10, durableWrites: 500,
+        throughputRounds: 1, echoWrites: 3_000, echoWarmup: 1_000, echoRounds: 3, pinnedEchoRounds: 3, joinSizes: [10_000, 100_000], joinRounds: 1,
+        joinChurn: 10, durableWrites: 500,
         durableWindow: 32, durableSequentialWrites: 50, fanoutViews: 100, fanoutRelays: 4, fanoutUpdates: 5_000, fanoutIdleWindow: .milliseconds(200),
         collectionItems: 100_000,
         collectionUpdates: 1_000, failoverKills: 1, failoverViews: 10, pythonUpdates: 50_000
     )
     static let full = BenchPlan(
         name: "full", updates: 1_000_000, throughputRuns: PayloadKind.allCases.flatMap { kind in [(kind, 1), (kind, 3), (kind, 10)] },
-        echoWrites: 20_000, echoWarmup: 1_000, echoRounds: 4, joinSizes: [10_000, 100_000], joinRounds: 5, joinChurn: 10, durableWrites: 10_000,
+        throughputRounds: 3, echoWrites: 5_000, echoWarmup: 1_000, echoRounds: 5, pinnedEchoRounds: 9, joinSizes: [10_000, 100_000], joinRounds: 5,
+        joinChurn: 10, durableWrites: 10_000,
         durableWindow: 10_000, durableSequentialWrites: 300, fanoutViews: 1_000, fanoutRelays: 4, fanoutUpdates: 20_000,
         fanoutIdleWindow: .seconds(1),
         collectionItems: 100_000, collectionUpdates: 5_000, failoverKills: 20, failoverViews: 10, pythonUpdates: 200_000

@@ -1,0 +1,45 @@
+/// The rounds of one figure of StateBus and raw libzmq, measured taking turns: round 0 runs
+/// StateBus first, round 1 raw first, and so on, so that a machine whose speed drifts during
+/// the figure slows both sides alike.
+struct AlternatingRounds<Outcome: Sendable> {
+    /// One side's rounds.
+    struct Side {
+        /// Every round that ran, the failed one included.
+        var outcomes: [Outcome] = []
+        /// Why a round failed; no further round of this side runs after one fails.
+        var failure: String?
+    }
+
+    var statebus = Side()
+    var raw = Side()
+
+    /// Runs `rounds` rounds of each side.
+    /// - Parameter problem: what is wrong with a round that ran (lost updates, wrong values),
+    ///   `nil` for a good one.
+    static func run(
+        rounds: Int, statebus: () async throws -> Outcome, raw: () async throws -> Outcome, problem: (Outcome) -> String?
+    ) async -> AlternatingRounds {
+        var result = AlternatingRounds()
+        for round in 0..<max(1, rounds) {
+            for statebusTurn in round % 2 == 0 ? [true, false] : [false, true] {
+                if statebusTurn {
+                    await take(statebus, into: &result.statebus, problem: problem)
+                } else {
+                    await take(raw, into: &result.raw, problem: problem)
+                }
+            }
+        }
+        return result
+    }
+
+    private static func take(_ run: () async throws -> Outcome, into side: inout Side, problem: (Outcome) -> String?) async {
+        guard side.failure == nil else { return }
+        do {
+            let outcome = try await run()
+            side.outcomes.append(outcome)
+            side.failure = problem(outcome)
+        } catch {
+            side.failure = "\(error)"
+        }
+    }
+}
