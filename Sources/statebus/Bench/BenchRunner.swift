@@ -13,6 +13,8 @@ struct BenchRunner {
     /// When the run started: each progress line says how far into the run it is, so a slow
     /// part shows.
     let started = ContinuousClock.now
+    /// The Qt Remote Objects peer of `--peer qtro`, from ``prepare(_:)`` on.
+    var qtroPeer: QtROPeerRun?
 
     func say(_ text: String) {
         guard progress else { return }
@@ -177,30 +179,44 @@ struct BenchRunner {
 
     // MARK: Join and memory
 
+    /// The late joins: ``BenchPlan/joinRounds`` rounds, each a join at every size (a new host
+    /// and view each time); with the QtRO peer, each round also runs the peer's joins,
+    /// before StateBus's in odd rounds and after them in even ones, so that both figures,
+    /// each its joins' median, come from the same minutes of the machine.
     mutating func join() async {
+        var rounds: [Int: [JoinBench.Outcome]] = [:]
+        var failures: [Int: String] = [:]
+        for round in 0..<max(1, plan.joinRounds) {
+            let peerFirst = round % 2 == 1
+            if peerFirst { await qtroJoinRound(round) }
+            for size in plan.joinSizes where failures[size] == nil {
+                say("late join of \(size) properties\(plan.joinRounds > 1 ? ", round \(round + 1) of \(plan.joinRounds)" : "")")
+                do {
+                    rounds[size, default: []].append(try await JoinBench(properties: size, churn: plan.joinChurn).run())
+                } catch {
+                    failures[size] = "\(error)"
+                }
+            }
+            if !peerFirst { await qtroJoinRound(round) }
+        }
         var largest: JoinBench.Outcome?
         for size in plan.joinSizes {
-            say("late join of \(size) properties")
             var row = BenchReport.Row(
                 "late join, \(size.formatted()) properties (host changing \(plan.joinChurn)/ms)", unit: "nanoseconds", statebus: nil, raw: nil,
                 note: "no raw equivalent measured", key: "join.\(size)")
-            do {
-                var rounds: [JoinBench.Outcome] = []
-                for _ in 0..<plan.joinRounds { rounds.append(try await JoinBench(properties: size, churn: plan.joinChurn).run()) }
-                let failed = rounds.first { !$0.complete }
-                report.check(
-                    "join.\(size)", failed == nil,
-                    failed?.problem ?? "the view held all \(size) properties\(rounds.count > 1 ? " in each of \(rounds.count) joins" : "")")
-                if failed == nil, let median = JoinBench.Outcome.median(of: rounds) {
-                    row.statebus = median.joinNanoseconds
-                    if rounds.count > 1 {
-                        let each = rounds.map { BenchReport.format($0.joinNanoseconds, unit: "nanoseconds") }.joined(separator: ", ")
-                        row.note = "the median of \(rounds.count) joins, each a new host and view: \(each)"
-                    }
-                    largest = median
+            let joins = rounds[size] ?? []
+            let failed = failures[size] ?? joins.first { !$0.complete }.map { $0.problem ?? "incomplete" }
+            report.check(
+                "join.\(size)", failed == nil,
+                failed ?? "the view held all \(size) properties\(joins.count > 1 ? " in each of \(joins.count) joins" : "")")
+            if failed == nil, let median = JoinBench.Outcome.median(of: joins) {
+                row.statebus = median.joinNanoseconds
+                if joins.count > 1 {
+                    let each = joins.map { BenchReport.format($0.joinNanoseconds, unit: "nanoseconds") }.joined(separator: ", ")
+                    let turns = qtroPeer?.joinRounds.isEmpty == false ? ", taking turns with Qt Remote Objects' joins" : ""
+                    row.note = "the median of \(joins.count) joins, each a new host and view\(turns): \(each)"
                 }
-            } catch {
-                report.check("join.\(size)", false, "\(error)")
+                largest = median
             }
             report.rows.append(row)
         }
@@ -348,26 +364,5 @@ struct BenchRunner {
         }
         report.rows.append(median)
         report.rows.append(worst)
-    }
-
-    // MARK: The peer
-
-    /// Runs Qt Remote Objects' benchmark and sets its figures beside StateBus's. A peer that
-    /// cannot run here is a note, not a failed check: StateBus's figures stand without it.
-    mutating func qtro(_ peer: QtROPeer) async {
-        if let reason = peer.unavailability() {
-            report.peer = "not run: \(reason)"
-            return
-        }
-        say("the Qt Remote Objects benchmark (builds once, then a few minutes)")
-        do {
-            let figures = try await peer.run()
-            for index in report.rows.indices {
-                if let key = report.rows[index].key, let figure = figures.byKey[key] { report.rows[index].setQtRO(figure) }
-            }
-            report.peer = figures.summary
-        } catch {
-            report.peer = "not run: \(error)"
-        }
     }
 }

@@ -6,16 +6,20 @@ import StateBusLaunch
 /// right after StateBus's own figures by `statebus bench --peer qtro`.
 ///
 /// The peer's folder (its CMake project and `run.sh`, outside this repository) is copied to
-/// a scratch folder, since `run.sh` builds and writes its results beside itself, and run
-/// there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans), then its joins
-/// again as many times more as StateBus's joins run (`ONLY=join`), so that both join figures
-/// are medians. Its raw lines
-/// (`case=… rep=… role=source|replica key=value …`) are read back into the figures StateBus
-/// measures too.
+/// a scratch folder (``Copy``), since `run.sh` builds and writes its results beside itself,
+/// and run there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans). When the
+/// bench joins, the peer's joins run in turns with StateBus's instead (``joinRound(in:sizes:)``,
+/// `ONLY=join`, one round after or before each of StateBus's), so that a machine whose speed
+/// drifts slows both alike, and its join figures are the median of those rounds. Its raw
+/// lines (`case=… rep=… role=source|replica key=value …`) are read back into the figures
+/// StateBus measures too.
 struct QtROPeer {
     /// QtRO's figures, by the key of the StateBus row each one sits beside.
     struct Figures {
         var byKey: [String: Double] = [:]
+        /// What to add to a row's note, by its key: each of the peer's joins when there
+        /// were several.
+        var notesByKey: [String: String] = [:]
         /// How the run went, for the report's notes.
         var summary: String
     }
@@ -24,9 +28,26 @@ struct QtROPeer {
     let directory: String
     /// A smaller run (`QUICK=1`: counts / 10).
     let quick: Bool
-    /// How many times StateBus joined at each size: with more than one, the peer's joins
-    /// run that many times more, and its join figures are the median of all of them.
-    var joinRepetitions = 1
+
+    /// The peer's folder copied into a scratch folder, where its `run.sh` builds (at its
+    /// first run) and writes its results; ``remove()`` deletes it.
+    struct Copy: Sendable {
+        /// The copy's path.
+        let path: String
+        private let scratch: ScratchFolder
+
+        /// Copies `directory`, without a build or results folder copied from elsewhere
+        /// (they point at their own paths).
+        init(of directory: String) throws {
+            scratch = try ScratchFolder()
+            path = "\(scratch.path)/qtro"
+            try FileManager.default.copyItem(atPath: directory, toPath: path)
+            try? FileManager.default.removeItem(atPath: "\(path)/build")
+            try? FileManager.default.removeItem(atPath: "\(path)/results")
+        }
+
+        func remove() { scratch.remove() }
+    }
 
     /// Where the peer is expected: `$STATEBUS_QTRO_DIR`, else `../shared/peers/qtro`.
     static var defaultDirectory: String {
@@ -43,23 +64,24 @@ struct QtROPeer {
         return nil
     }
 
-    /// Builds and runs the peer's benchmark, then reads its figures.
-    /// - Throws: ``BenchError`` when it fails or writes no figures.
-    func run() async throws -> Figures {
-        let scratch = try ScratchFolder()
-        defer { scratch.remove() }
-        let copy = "\(scratch.path)/qtro"
-        try FileManager.default.copyItem(atPath: directory, toPath: copy)
-        // A build folder copied from elsewhere points at its own paths: build afresh.
-        try? FileManager.default.removeItem(atPath: "\(copy)/build")
-        try? FileManager.default.removeItem(atPath: "\(copy)/results")
-        var raw = try await Self.run(copy, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
-        if joinRepetitions > 1 {
-            // run.sh empties raw.txt on each run: the first run's lines are kept above.
-            raw += "\n" + (try await Self.run(copy, environment: ["REPS": "\(joinRepetitions)", "QUICK": quick ? "1" : "0", "ONLY": "join"]))
-        }
-        let figures = Self.figures(fromRaw: raw)
+    /// One round of the peer's joins, a map of each of `sizes` entries (and its other join
+    /// cases), for ``run(in:joinRounds:)``; the first round builds the peer.
+    /// - Returns: its raw lines.
+    /// - Throws: ``BenchError`` when it fails.
+    func joinRound(in copy: Copy, sizes: [Int]) async throws -> String {
+        try await Self.run(
+            copy.path,
+            environment: ["REPS": "1", "QUICK": quick ? "1" : "0", "ONLY": "join", "JOIN_KS": sizes.map(String.init).joined(separator: " ")])
+    }
 
+    /// Runs every case of the peer's benchmark once and reads its figures.
+    /// - Parameter joinRounds: the raw lines of the join rounds that ran in turns with
+    ///   StateBus's (``joinRound(in:sizes:)``): the join figures are theirs, not this run's.
+    ///   Empty: this run's.
+    /// - Throws: ``BenchError`` when it fails or writes no figures.
+    func run(in copy: Copy, joinRounds: [String] = []) async throws -> Figures {
+        let raw = try await Self.run(copy.path, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
+        let figures = Self.figures(fromRaw: raw, joinRounds: joinRounds)
         guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
         return figures
     }
@@ -79,19 +101,27 @@ struct QtROPeer {
     }
 
     /// The figures in the lines of `results/raw.txt`; a case run several times gives each
-    /// figure's median (the lower middle one for an even count).
-    static func figures(fromRaw raw: String) -> Figures {
-        var cases: [String: [[String: String]]] = [:]
-        for line in raw.split(separator: "\n") where line.hasPrefix("case=") {
-            let fields = Dictionary(
-                line.split(separator: " ").compactMap { word -> (String, String)? in
-                    guard let equals = word.firstIndex(of: "=") else { return nil }
-                    return (String(word[..<equals]), String(word[word.index(after: equals)...]))
-                }, uniquingKeysWith: { _, last in last })
-            cases[fields["case"] ?? "", default: []].append(fields)
+    /// figure's median (the lower middle one for an even count). The join and memory
+    /// figures come from `joinRounds` (each round's raw lines) when there are any.
+    static func figures(fromRaw raw: String, joinRounds: [String] = []) -> Figures {
+        func casesByName(in raw: String) -> [String: [[String: String]]] {
+            var cases: [String: [[String: String]]] = [:]
+            for line in raw.split(separator: "\n") where line.hasPrefix("case=") {
+                let fields = Dictionary(
+                    line.split(separator: " ").compactMap { word -> (String, String)? in
+                        guard let equals = word.firstIndex(of: "=") else { return nil }
+                        return (String(word[..<equals]), String(word[word.index(after: equals)...]))
+                    }, uniquingKeysWith: { _, last in last })
+                cases[fields["case"] ?? "", default: []].append(fields)
+            }
+            return cases
         }
+        let cases = casesByName(in: raw)
+        let joinCases = joinRounds.isEmpty ? cases : casesByName(in: joinRounds.joined(separator: "\n"))
         func number(_ text: String?) -> Double? { text.flatMap(Double.init) }
-        func replicas(_ name: String) -> [[String: String]] { (cases[name] ?? []).filter { $0["role"] == "replica" && $0["status"] == "ok" } }
+        func replicas(_ name: String, in cases: [String: [[String: String]]] = cases) -> [[String: String]] {
+            (cases[name] ?? []).filter { $0["role"] == "replica" && $0["status"] == "ok" }
+        }
         var figures = Figures(summary: "")
         // Throughput: the slowest replica, counted end to end from the source's first set.
         for (kind, name) in [("int", "counter"), ("string", "blob256")] {
@@ -112,23 +142,31 @@ struct QtROPeer {
             }
         }
         var joinCounts: [String] = []
-        for size in [10_000, 100_000] {
-            let joins = replicas("join_local_map_k\(size)").filter { $0["valid"] == "1" }
-            if joins.count > 1 { joinCounts.append("\(joins.count) of \(size.formatted())") }
+        let joinPrefix = "join_local_map_k"
+        let joinSizes = Set(joinCases.keys.compactMap { $0.hasPrefix(joinPrefix) ? Int($0.dropFirst(joinPrefix.count)) : nil }).sorted()
+        for size in joinSizes where size > 0 {
+            let joins = replicas("\(joinPrefix)\(size)", in: joinCases).filter { $0["valid"] == "1" }
+            if joins.count > 1 {
+                joinCounts.append("\(joins.count) of \(size.formatted())")
+                let each = joins.compactMap { number($0["main_to_valid_ms"]) }.map { String(format: "%.1f ms", $0) }
+                figures.notesByKey["join.\(size)"] = "QtRO's joins: \(each.joined(separator: ", "))"
+            }
             if let milli = joins.compactMap({ number($0["main_to_valid_ms"]) }).lowerMedian { figures.byKey["join.\(size)"] = milli * 1e6 }
             if let kilobytes = joins.compactMap({ number($0["rss_time_kb"]) }).lowerMedian { figures.byKey["memory.view.\(size)"] = kilobytes * 1024 }
         }
         // A keyed collection's join beside QtRO's list model (rows fetched into the cache).
         for size in [10_000, 100_000] {
-            if let join = replicas("join_local_model_k\(size)").first, join["valid"] == "1", let milli = number(join["main_to_valid_ms"]) {
-                figures.byKey["collection.join.\(size)"] = milli * 1e6
-            }
+            let joins = replicas("join_local_model_k\(size)", in: joinCases).filter { $0["valid"] == "1" }
+            if let milli = joins.compactMap({ number($0["main_to_valid_ms"]) }).lowerMedian { figures.byKey["collection.join.\(size)"] = milli * 1e6 }
         }
         let failed = cases.filter { $0.value.contains { $0["status"] != "ok" && $0["status"] != "idle" } }.keys.sorted()
         figures.summary =
             "Qt Remote Objects 6.4 over a local socket, one repetition per case, same session; join = a QVariantMap of N entries, "
             + "from the replica's main() to initialized(); RSS = the replica's peak (/usr/bin/time)"
-            + (joinCounts.isEmpty ? "" : "; join time and RSS: the median of the valid joins (\(joinCounts.joined(separator: ", ")) entries)")
+            + (joinCounts.isEmpty
+                ? ""
+                : "; join time and RSS: the median of the valid joins (\(joinCounts.joined(separator: ", ")) entries)"
+                    + (joinRounds.isEmpty ? "" : ", in rounds taking turns with StateBus's joins"))
             + (failed.isEmpty ? "" : "; cases not ok: \(failed.joined(separator: ", "))")
         return figures
     }
