@@ -88,9 +88,8 @@ struct BenchTests {
 
     @Test("--peer qtro's joins take turns with StateBus's, and its join figure is the median of those rounds, not of its other run")
     func peerJoinsTakeTurns() async throws {
-        let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sizesLog = "/tmp/sb-peer-sizes-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: sizesLog) }
         // A stand-in peer: its join rounds (ONLY=join) take 7 ms, then 3 ms, and log the sizes
         // they were asked for; its run of every case has a 100 ms join, which must not count.
         let script = """
@@ -99,18 +98,13 @@ struct BenchTests {
             if [ "${ONLY:-all}" = join ]; then
                 n=$(( $(cat rounds 2>/dev/null || echo 0) + 1 )); echo $n > rounds
                 ms=7; [ $n = 1 ] || ms=3
-                echo "$JOIN_KS" >> \(folder)/join-sizes.log
+                echo "$JOIN_KS" >> \(sizesLog)
                 echo "case=join_local_map_k1000 rep=1 role=replica status=ok valid=1 main_to_valid_ms=$ms rss_time_kb=2048" > results/raw.txt
             else
                 echo "case=join_local_map_k1000 rep=1 role=replica status=ok valid=1 main_to_valid_ms=100 rss_time_kb=4096" > results/raw.txt
             fi
             """
-        try script.write(toFile: "\(folder)/run.sh", atomically: true, encoding: .utf8)
-        let statebus = try BuiltProducts.executable("statebus")
-        let run = try await OneShotCommand.run(
-            statebus, ["bench", "--tiny", "--only", "join", "--peer", "qtro", "--peer-dir", folder, "--json"], timeout: .seconds(300))
-        let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
+        let report = try await benchWithStandInPeer(script: script, ["--tiny", "--only", "join"])
         let rows = try #require(report["rows"] as? [[String: Any]])
         let join = try #require(rows.first { $0["key"] as? String == "join.1000" }, "\(rows)")
         // Two rounds (the tiny plan's): the lower median of 7 and 3 ms.
@@ -118,9 +112,24 @@ struct BenchTests {
         let note = join["note"] as? String ?? ""
         #expect(note.contains("the median of 2 joins") && note.contains("taking turns with Qt Remote Objects' joins"), "\(note)")
         #expect(note.contains("QtRO's joins: 7.0 ms, 3.0 ms"), "\(note)")
-        let sizes = try String(contentsOfFile: "\(folder)/join-sizes.log", encoding: .utf8)
+        let sizes = try String(contentsOfFile: sizesLog, encoding: .utf8)
         #expect(sizes == "1000\n1000\n", "the peer's join rounds were asked for: \(sizes)")
         #expect((report["peer"] as? String)?.contains("in rounds taking turns with StateBus's joins") == true, "\(report["peer"] ?? "none")")
+    }
+
+    /// Runs `statebus bench` with `arguments` and `--peer qtro` on a stand-in peer: a folder
+    /// whose `run.sh` is `script`, removed after.
+    /// - Returns: the JSON report.
+    func benchWithStandInPeer(script: String, _ arguments: [String]) async throws -> [String: Any] {
+        let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try script.write(toFile: "\(folder)/run.sh", atomically: true, encoding: .utf8)
+        let statebus = try BuiltProducts.executable("statebus")
+        let run = try await OneShotCommand.run(
+            statebus, ["bench"] + arguments + ["--peer", "qtro", "--peer-dir", folder, "--json"], timeout: .seconds(300))
+        let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
+        return try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
     }
 
     /// The comma-separated lists that follow each of `labels` in a row's note, up to the
@@ -141,9 +150,6 @@ struct BenchTests {
 
     @Test("--peer qtro reads the peer's figures beside StateBus's (a stand-in peer that writes the peer's raw lines)")
     func peerFigures() async throws {
-        let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         // A stand-in for ../shared/peers/qtro: its run.sh writes raw lines in the peer's format.
         let script = """
             #!/usr/bin/env bash
@@ -151,12 +157,7 @@ struct BenchTests {
             echo "case=lat_local rep=1 role=source status=ok" > results/raw.txt
             echo "case=lat_local rep=1 role=replica status=ok samples=20000 p50_us=33 p99_us=81 p999_us=120 max_us=400" >> results/raw.txt
             """
-        try script.write(toFile: "\(folder)/run.sh", atomically: true, encoding: .utf8)
-        let statebus = try BuiltProducts.executable("statebus")
-        let run = try await OneShotCommand.run(
-            statebus, ["bench", "--tiny", "--only", "echo", "--peer", "qtro", "--peer-dir", folder, "--json"], timeout: .seconds(300))
-        let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
-        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
+        let report = try await benchWithStandInPeer(script: script, ["--tiny", "--only", "echo"])
         let rows = try #require(report["rows"] as? [[String: Any]])
         let p50 = try #require(rows.first { $0["key"] as? String == "echo.own.p50" }, "\(rows)")
         #expect(p50["qtro"] as? Double == 33_000, "\(p50)")

@@ -43,3 +43,12 @@ struct AlternatingRounds<Outcome: Sendable> {
         }
     }
 }
+
+extension BenchReport {
+    /// Records one check per side of `rounds`, named `<name>.statebus` and `<name>.raw`:
+    /// passed with the given detail, or failed with the reason its rounds stopped.
+    mutating func check<Outcome>(_ rounds: AlternatingRounds<Outcome>, name: String, statebus: String, raw: String) {
+        check("\(name).statebus", rounds.statebus.failure == nil, rounds.statebus.failure ?? statebus)
+        check("\(name).raw", rounds.raw.failure == nil, rounds.raw.failure ?? raw)
+    }
+}

@@ -79,9 +79,8 @@ struct BenchRunner {
         let (statebusFailure, rawFailure) = (rounds.statebus.failure, rounds.raw.failure)
         let every = roundCount > 1 ? " (\(roundCount) rounds)" : ""
         report.check(
-            "\(key).statebus", statebusFailure == nil,
-            statebusFailure ?? "every view applied all \(bench.updates) updates in order, final value equal\(every)")
-        report.check("\(key).raw", rawFailure == nil, rawFailure ?? "every subscriber received all \(bench.updates) messages in order\(every)")
+            rounds, name: key, statebus: "every view applied all \(bench.updates) updates in order, final value equal\(every)",
+            raw: "every subscriber received all \(bench.updates) messages in order\(every)")
         // A figure with losses does not count.
         let counted = statebusFailure == nil ? ThroughputBench.Outcome.median(of: statebusRounds) : nil
         let rawCounted = rawFailure == nil ? ThroughputBench.Outcome.median(of: rawRounds) : nil
@@ -135,9 +134,8 @@ struct BenchRunner {
         let (statebusRounds, rawRounds) = (rounds.statebus.outcomes, rounds.raw.outcomes)
         let (statebusFailure, rawFailure) = (rounds.statebus.failure, rounds.raw.failure)
         report.check(
-            "\(name).statebus", statebusFailure == nil,
-            statebusFailure ?? "every write accepted and seen in order with its value; host holds the last (\(roundCount) rounds)")
-        report.check("\(name).raw", rawFailure == nil, rawFailure ?? "every message came back in order (\(roundCount) rounds)")
+            rounds, name: name, statebus: "every write accepted and seen in order with its value; host holds the last (\(roundCount) rounds)",
+            raw: "every message came back in order (\(roundCount) rounds)")
         let statebus = statebusFailure == nil ? EchoBench.Outcome.median(of: statebusRounds) : nil
         let raw = rawFailure == nil ? EchoBench.Outcome.median(of: rawRounds) : nil
         let count = (bench.writes * roundCount).formatted()
