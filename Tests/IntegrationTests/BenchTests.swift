@@ -114,13 +114,19 @@ struct BenchTests {
         #expect(note.contains("QtRO's joins: 7.0 ms, 3.0 ms"), "\(note)")
         let sizes = try String(contentsOfFile: sizesLog, encoding: .utf8)
         #expect(sizes == "1000\n1000\n", "the peer's join rounds were asked for: \(sizes)")
-        #expect((report["peer"] as? String)?.contains("in rounds taking turns with StateBus's joins") == true, "\(report["peer"] ?? "none")")
+        #expect(
+            (report["peer"] as? String)?.contains("(2 of 2 rounds at 1,000 entries), in rounds taking turns with StateBus's joins") == true,
+            "\(report["peer"] ?? "none")")
     }
 
     /// Runs `statebus bench` with `arguments` and `--peer qtro` on a stand-in peer: a folder
     /// whose `run.sh` is `script`, removed after.
     /// - Returns: the JSON report.
     func benchWithStandInPeer(script: String, _ arguments: [String]) async throws -> [String: Any] {
+        // Where the stand-in ran: the bench's copy of its folder, which must be gone after.
+        let places = "/tmp/sb-peer-places-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: places) }
+        let script = script.replacingOccurrences(of: "#!/usr/bin/env bash\n", with: "#!/usr/bin/env bash\necho \"$(cd \"$(dirname \"$0\")\" && pwd)\" >> \(places)\n")
         let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -128,6 +134,9 @@ struct BenchTests {
         let statebus = try BuiltProducts.executable("statebus")
         let run = try await OneShotCommand.run(
             statebus, ["bench"] + arguments + ["--peer", "qtro", "--peer-dir", folder, "--json"], timeout: .seconds(300))
+        #expect(run.status == 0, "bench exited \(run.status):\n\(run.output.suffix(20).joined(separator: "\n"))")
+        let ranIn = Set(try String(contentsOfFile: places, encoding: .utf8).split(separator: "\n").map(String.init))
+        #expect(!ranIn.isEmpty && ranIn.allSatisfy { !FileManager.default.fileExists(atPath: $0) }, "the peer's copy was left: \(ranIn)")
         let start = try #require(run.output.firstIndex(of: "{"), "no JSON document in:\n\(run.output.joined(separator: "\n"))")
         return try #require(try JSONSerialization.jsonObject(with: Data(run.output[start...].joined(separator: "\n").utf8)) as? [String: Any])
     }

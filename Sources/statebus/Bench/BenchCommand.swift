@@ -24,11 +24,12 @@ struct BenchCommand: AsyncParsableCommand {
             low-latency profile, whose echo at another view has two modes that each round \
             draws), so that a machine whose speed drifts slows both alike; a figure is the \
             rounds' median, and its note lists each round's ratio and figures (the run's own \
-            spread). The throughput rows with a bar or a goal run 3 such rounds in the full \
-            run, and each side's figure is its median round. The full run joins 5 \
+            spread). The throughput rows the bench judges at 1 and 3 views (Int, string and \
+            struct at 1, Int at 3) run 3 such rounds in the full run, and each side's figure is \
+            its median round. The full run joins 5 \
             times at each size, each time a new host and view, and takes the median; with \
-            --peer qtro, QtRO's joins run in 5 rounds too, taking turns with StateBus's (the \
-            peer is built before the first), and its figure is their median. \
+            --peer qtro, QtRO's joins run in 5 rounds too, taking turns with StateBus's, and \
+            its figure is their median. \
             Build with `swift build -c release` for real figures: a debug build prints a warning.
 
             Examples:
@@ -44,7 +45,8 @@ struct BenchCommand: AsyncParsableCommand {
               statebus bench --quick --peer qtro  # then Qt Remote Objects' benchmark, with StateBus/QtRO ratios
 
             --peer qtro runs the Qt Remote Objects benchmark of ../shared/peers/qtro (or \
-            --peer-dir, or $STATEBUS_QTRO_DIR) right after StateBus's figures, on a copy in a \
+            --peer-dir, or $STATEBUS_QTRO_DIR), built before StateBus's figures and run after \
+            them (its joins in turns with StateBus's), on a copy in a \
             scratch folder, when Qt 6 Remote Objects and cmake are installed; its figures go in \
             a QtRO column with StateBus/QtRO ratios (same sense as the raw ratio). Without Qt \
             the notes say why and the rest of the run stands. deploy/bench-plot.py draws a \
@@ -80,7 +82,7 @@ struct BenchCommand: AsyncParsableCommand {
         case qtro
     }
 
-    @Option(help: "Measure this peer right after StateBus (\(Peer.allCases.map(\.rawValue).joined(separator: ", "))).")
+    @Option(help: "Measure this peer beside StateBus in the same run (\(Peer.allCases.map(\.rawValue).joined(separator: ", "))).")
     var peer: Peer?
 
     @Option(help: "The peer benchmark's folder (default: $STATEBUS_QTRO_DIR or ../shared/peers/qtro).")
@@ -113,7 +115,7 @@ struct BenchCommand: AsyncParsableCommand {
         var runner = BenchRunner(plan: plan, report: report, progress: !json)
         if peer == .qtro {
             // Before StateBus's figures: the peer's joins take turns with StateBus's.
-            runner.prepare(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full"))
+            await runner.prepare(QtROPeer(directory: peerDir ?? QtROPeer.defaultDirectory, quick: plan.name != "full"))
         }
         if sections.contains(.throughput) { await runner.throughput() }
         if sections.contains(.echo) { await runner.echo() }

@@ -11,30 +11,45 @@ struct QtROPeerRun {
 extension BenchRunner {
     // MARK: The peer
 
-    /// Readies the peer before StateBus's figures: a copy of its folder to build and run in.
-    /// A peer that cannot run here is a note, not a failed check: StateBus's figures stand
-    /// without it.
-    mutating func prepare(_ peer: QtROPeer) {
+    /// Readies the peer before StateBus's figures: a copy of its folder, built. A peer that
+    /// cannot run here is a note, not a failed check: StateBus's figures stand without it.
+    mutating func prepare(_ peer: QtROPeer) async {
         var run = QtROPeerRun(peer: peer)
+        defer { qtroPeer = run }
         if let reason = peer.unavailability() {
             run.failure = reason
-        } else {
-            do { run.copy = try QtROPeer.Copy(of: peer.directory) } catch { run.failure = "its folder could not be copied: \(error)" }
+            return
+        }
+        let copy: QtROPeer.Copy
+        do {
+            copy = try QtROPeer.Copy(of: peer.directory)
+        } catch {
+            run.failure = "its folder could not be copied: \(error)"
+            return
+        }
+        run.copy = copy
+        say("building the Qt Remote Objects benchmark")
+        do {
+            try await peer.build(in: copy)
+        } catch {
+            run.failure = "\(error)"
+        }
+    }
+
+    /// One round of the peer's joins, at the plan's sizes (`round` counts from 0).
+    mutating func qtroJoinRound(_ round: Int) async {
+        guard var run = qtroPeer, run.failure == nil, let copy = run.copy else { return }
+        say("Qt Remote Objects' joins, round \(round + 1) of \(plan.joinRounds)")
+        do {
+            run.joinRounds.append(try await run.peer.joinRound(in: copy, sizes: plan.joinSizes))
+        } catch {
+            run.failure = "its joins, round \(round + 1) of \(plan.joinRounds): \(error)"
         }
         qtroPeer = run
     }
 
-    /// One round of the peer's joins, at the plan's sizes (the first builds the peer).
-    mutating func qtroJoinRound(_ round: Int) async {
-        guard var run = qtroPeer, run.failure == nil, let copy = run.copy else { return }
-        say("Qt Remote Objects' joins, round \(round + 1) of \(plan.joinRounds)\(round == 0 ? " (builds it first)" : "")")
-        do {
-            run.joinRounds.append(try await run.peer.joinRound(in: copy, sizes: plan.joinSizes))
-        } catch {
-            run.failure = "\(error)"
-        }
-        qtroPeer = run
-    }
+    /// Whether the peer's joins took turns with StateBus's and the peer still runs.
+    var qtroJoinsTookTurns: Bool { qtroPeer.map { $0.failure == nil && !$0.joinRounds.isEmpty } ?? false }
 
     /// Runs the rest of Qt Remote Objects' benchmark and sets its figures beside StateBus's;
     /// its join figures are those of the rounds that took turns with StateBus's joins, when

@@ -85,7 +85,8 @@ struct BenchRunner {
         let counted = statebusFailure == nil ? ThroughputBench.Outcome.median(of: statebusRounds) : nil
         let rawCounted = rawFailure == nil ? ThroughputBench.Outcome.median(of: rawRounds) : nil
         let resyncs = statebusRounds.reduce(0) { $0 + $1.resyncs }
-        var notes = [counted == nil ? "not available: the run or its check failed (see the checks); resyncs: \(resyncs)" : "resyncs: \(resyncs)"]
+        let resyncNote = "resyncs: \(resyncs)\(statebusRounds.count > 1 ? " in \(statebusRounds.count) rounds" : "")"
+        var notes = [counted == nil ? "not available: the run or its check failed (see the checks); \(resyncNote)" : resyncNote]
         if roundCount > 1, counted != nil, rawCounted != nil {
             func rates(_ outcomes: [ThroughputBench.Outcome]) -> String {
                 outcomes.map { String(format: "%.2f", $0.slowest / 1e6) }.joined(separator: ", ")
@@ -144,7 +145,7 @@ struct BenchRunner {
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
             note: statebus == nil
                 ? "not available: the run or its check failed (see the checks)"
-                : [roundsNote, Self.roundFigures(statebusRounds, rawRounds)].compactMap { $0 }.joined(separator: "; "),
+                : [roundsNote, rawFailure == nil ? Self.roundFigures(statebusRounds, rawRounds) : nil].compactMap { $0 }.joined(separator: "; "),
             key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
@@ -178,8 +179,8 @@ struct BenchRunner {
     // MARK: Join and memory
 
     /// The late joins: ``BenchPlan/joinRounds`` rounds, each a join at every size (a new host
-    /// and view each time); with the QtRO peer, each round also runs the peer's joins,
-    /// before StateBus's in odd rounds and after them in even ones, so that both figures,
+    /// and view each time); with the QtRO peer, each round also runs the peer's joins, after
+    /// StateBus's in the first round, then first and last by turns, so that both figures,
     /// each its joins' median, come from the same minutes of the machine.
     mutating func join() async {
         var rounds: [Int: [JoinBench.Outcome]] = [:]
@@ -211,7 +212,7 @@ struct BenchRunner {
                 row.statebus = median.joinNanoseconds
                 if joins.count > 1 {
                     let each = joins.map { BenchReport.format($0.joinNanoseconds, unit: "nanoseconds") }.joined(separator: ", ")
-                    let turns = qtroPeer?.joinRounds.isEmpty == false ? ", taking turns with Qt Remote Objects' joins" : ""
+                    let turns = qtroJoinsTookTurns ? ", taking turns with Qt Remote Objects' joins" : ""
                     row.note = "the median of \(joins.count) joins, each a new host and view\(turns): \(each)"
                 }
                 largest = median
@@ -262,9 +263,11 @@ struct BenchRunner {
             } catch {
                 report.check("keys.throughput.\(keyed)", false, "\(error)")
             }
-            say("echo \(label): \(plan.echoWrites) writes")
+            // As many writes as an echo figure's rounds together, in one round.
+            let writes = plan.echoWrites * plan.echoRounds
+            say("echo \(label): \(writes) writes")
             do {
-                let outcome = try await EchoBench(writes: plan.echoWrites, warmup: plan.echoWarmup, keyed: keyed).runStateBus(.own)
+                let outcome = try await EchoBench(writes: writes, warmup: plan.echoWarmup, keyed: keyed).runStateBus(.own)
                 report.check("keys.echo.\(keyed)", outcome.complete, outcome.problem ?? "every write accepted and echoed in order, \(label)")
                 if outcome.complete { echoes[keyed] = outcome.p50 }
             } catch {

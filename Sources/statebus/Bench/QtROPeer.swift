@@ -2,15 +2,16 @@ import Foundation
 import StateBusLaunch
 
 /// The peer in the same run: Qt Remote Objects 6.4's benchmark (a source object and replica
-/// processes over a local socket, the same job as a host and its views over ipc://), run
-/// right after StateBus's own figures by `statebus bench --peer qtro`.
+/// processes over a local socket, the same job as a host and its views over ipc://), measured
+/// by `statebus bench --peer qtro` beside StateBus.
 ///
 /// The peer's folder (its CMake project and `run.sh`, outside this repository) is copied to
 /// a scratch folder (``Copy``), since `run.sh` builds and writes its results beside itself,
-/// and run there once per case (`REPS=1`; `QUICK=1` for the quick and tiny plans). When the
-/// bench joins, the peer's joins run in turns with StateBus's instead (``joinRound(in:sizes:)``,
-/// `ONLY=join`, one round after or before each of StateBus's), so that a machine whose speed
-/// drifts slows both alike, and its join figures are the median of those rounds. Its raw
+/// and built there before StateBus's figures (``build(in:)``). After them it runs there once
+/// per case (`REPS=1`; `QUICK=1` for the quick and tiny plans). When the bench joins, the
+/// peer's joins run in turns with StateBus's (``joinRound(in:sizes:)``, `ONLY=join`, one
+/// round after or before each of StateBus's), so that a machine whose speed drifts slows
+/// both alike, and its join figures are the median of those rounds. Its raw
 /// lines (`case=… rep=… role=source|replica key=value …`) are read back into the figures
 /// StateBus measures too.
 struct QtROPeer {
@@ -39,9 +40,15 @@ struct QtROPeer {
         /// Copies `directory`, without a build or results folder copied from elsewhere
         /// (they point at their own paths).
         init(of directory: String) throws {
-            scratch = try ScratchFolder()
+            let scratch = try ScratchFolder()
             path = "\(scratch.path)/qtro"
-            try FileManager.default.copyItem(atPath: directory, toPath: path)
+            do {
+                try FileManager.default.copyItem(atPath: directory, toPath: path)
+            } catch {
+                scratch.remove()
+                throw error
+            }
+            self.scratch = scratch
             try? FileManager.default.removeItem(atPath: "\(path)/build")
             try? FileManager.default.removeItem(atPath: "\(path)/results")
         }
@@ -64,8 +71,15 @@ struct QtROPeer {
         return nil
     }
 
+    /// Builds the peer in `copy` (`run.sh` builds before its cases; `ONLY=none` runs none),
+    /// so that no build runs between figures.
+    /// - Throws: ``BenchError`` when it fails (Qt or its build tools missing).
+    func build(in copy: Copy) async throws {
+        _ = try await Self.run(copy.path, environment: ["REPS": "1", "QUICK": quick ? "1" : "0", "ONLY": "none"])
+    }
+
     /// One round of the peer's joins, a map of each of `sizes` entries (and its other join
-    /// cases), for ``run(in:joinRounds:)``; the first round builds the peer.
+    /// cases), for ``run(in:joinRounds:)``.
     /// - Returns: its raw lines.
     /// - Throws: ``BenchError`` when it fails.
     func joinRound(in copy: Copy, sizes: [Int]) async throws -> String {
@@ -81,9 +95,9 @@ struct QtROPeer {
     /// - Throws: ``BenchError`` when it fails or writes no figures.
     func run(in copy: Copy, joinRounds: [String] = []) async throws -> Figures {
         let raw = try await Self.run(copy.path, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
-        let figures = Self.figures(fromRaw: raw, joinRounds: joinRounds)
-        guard !figures.byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
-        return figures
+        // Its own figures, not only the join rounds': a run of every case that gave none failed.
+        guard !Self.figures(fromRaw: raw).byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
+        return Self.figures(fromRaw: raw, joinRounds: joinRounds)
     }
 
     /// Runs the peer's `run.sh` in `copy` and returns its `results/raw.txt`.
@@ -101,8 +115,10 @@ struct QtROPeer {
     }
 
     /// The figures in the lines of `results/raw.txt`; a case run several times gives each
-    /// figure's median (the lower middle one for an even count). The join and memory
-    /// figures come from `joinRounds` (each round's raw lines) when there are any.
+    /// figure's median (the lower middle one for an even count). The join cases' figures
+    /// (join time, memory, a keyed collection's join) come from `joinRounds` (each round's
+    /// raw lines) when there are any, and the summary then counts each size's valid joins
+    /// against the rounds and names the rounds' cases that were not ok.
     static func figures(fromRaw raw: String, joinRounds: [String] = []) -> Figures {
         func casesByName(in raw: String) -> [String: [[String: String]]] {
             var cases: [String: [[String: String]]] = [:]
@@ -116,8 +132,9 @@ struct QtROPeer {
             }
             return cases
         }
+        let usesRounds = !joinRounds.isEmpty
         let cases = casesByName(in: raw)
-        let joinCases = joinRounds.isEmpty ? cases : casesByName(in: joinRounds.joined(separator: "\n"))
+        let joinCases = usesRounds ? casesByName(in: joinRounds.joined(separator: "\n")) : cases
         func number(_ text: String?) -> Double? { text.flatMap(Double.init) }
         func replicas(_ name: String, in cases: [String: [[String: String]]] = cases) -> [[String: String]] {
             (cases[name] ?? []).filter { $0["role"] == "replica" && $0["status"] == "ok" }
@@ -146,8 +163,12 @@ struct QtROPeer {
         let joinSizes = Set(joinCases.keys.compactMap { $0.hasPrefix(joinPrefix) ? Int($0.dropFirst(joinPrefix.count)) : nil }).sorted()
         for size in joinSizes where size > 0 {
             let joins = replicas("\(joinPrefix)\(size)", in: joinCases).filter { $0["valid"] == "1" }
+            if usesRounds {
+                joinCounts.append("\(joins.count) of \(joinRounds.count) rounds at \(size.formatted()) entries")
+            } else if joins.count > 1 {
+                joinCounts.append("\(joins.count) of \(size.formatted()) entries")
+            }
             if joins.count > 1 {
-                joinCounts.append("\(joins.count) of \(size.formatted())")
                 let each = joins.compactMap { number($0["main_to_valid_ms"]) }.map { String(format: "%.1f ms", $0) }
                 figures.notesByKey["join.\(size)"] = "QtRO's joins: \(each.joined(separator: ", "))"
             }
@@ -159,15 +180,21 @@ struct QtROPeer {
             let joins = replicas("join_local_model_k\(size)", in: joinCases).filter { $0["valid"] == "1" }
             if let milli = joins.compactMap({ number($0["main_to_valid_ms"]) }).lowerMedian { figures.byKey["collection.join.\(size)"] = milli * 1e6 }
         }
-        let failed = cases.filter { $0.value.contains { $0["status"] != "ok" && $0["status"] != "idle" } }.keys.sorted()
+        func notOK(_ cases: [String: [[String: String]]]) -> [String] {
+            cases.filter { $0.value.contains { $0["status"] != "ok" && $0["status"] != "idle" } }.keys.sorted()
+        }
+        // With rounds, the run's own join cases count for nothing, so neither do their failures.
+        let failed = notOK(usesRounds ? cases.filter { !$0.key.hasPrefix("join_") } : cases)
+        let failedInRounds = usesRounds ? notOK(joinCases) : []
         figures.summary =
             "Qt Remote Objects 6.4 over a local socket, one repetition per case, same session; join = a QVariantMap of N entries, "
             + "from the replica's main() to initialized(); RSS = the replica's peak (/usr/bin/time)"
             + (joinCounts.isEmpty
                 ? ""
-                : "; join time and RSS: the median of the valid joins (\(joinCounts.joined(separator: ", ")) entries)"
-                    + (joinRounds.isEmpty ? "" : ", in rounds taking turns with StateBus's joins"))
+                : "; join time and RSS: the median of the valid joins (\(joinCounts.joined(separator: ", ")))"
+                    + (usesRounds ? ", in rounds taking turns with StateBus's joins" : ""))
             + (failed.isEmpty ? "" : "; cases not ok: \(failed.joined(separator: ", "))")
+            + (failedInRounds.isEmpty ? "" : "; join cases not ok in a round: \(failedInRounds.joined(separator: ", "))")
         return figures
     }
 }
