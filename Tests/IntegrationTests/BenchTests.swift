@@ -126,7 +126,8 @@ struct BenchTests {
         // Where the stand-in ran: the bench's copy of its folder, which must be gone after.
         let places = "/tmp/sb-peer-places-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: places) }
-        let script = script.replacingOccurrences(of: "#!/usr/bin/env bash\n", with: "#!/usr/bin/env bash\necho \"$(cd \"$(dirname \"$0\")\" && pwd)\" >> \(places)\n")
+        let logPlace = "echo \"$(cd \"$(dirname \"$0\")\" && pwd)\" >> \(places)"
+        let script = script.replacingOccurrences(of: "#!/usr/bin/env bash\n", with: "#!/usr/bin/env bash\n\(logPlace)\n")
         let folder = "/tmp/sb-peer-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
