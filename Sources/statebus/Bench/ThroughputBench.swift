@@ -34,9 +34,7 @@ struct ThroughputBench {
 
         /// The round whose slowest view is the median of the rounds' (the lower middle
         /// one for an even count), so that the figure is one a round had; `nil` for none.
-        static func median(of rounds: [Outcome]) -> Outcome? {
-            rounds.isEmpty ? nil : rounds.sorted { $0.slowest < $1.slowest }[(rounds.count - 1) / 2]
-        }
+        static func median(of rounds: [Outcome]) -> Outcome? { rounds.lowerMedian(by: \.slowest) }
     }
 
     let kind: PayloadKind
