@@ -22,6 +22,9 @@ struct ClientTableTests {
         return token
     }
 
+    /// For `admit`: every connection is still there (its socket would take a message).
+    static func allConnected(_ identity: [UInt8]) -> Bool { true }
+
     static func hello(_ viewID: String, relay: Bool = false, token: [UInt8] = [], nodeName: String = "") -> FollowerRequest.Hello {
         FollowerRequest.Hello(viewID: viewID, nodeName: nodeName, objects: [], sessionToken: Data(token), schemaHash: 0, relay: relay)
     }
@@ -91,31 +94,68 @@ struct ClientTableTests {
         table.touch(second)
         // The join subscription carries the view id after 4 bytes: 60 fit in 64, 61 do not.
         let longest = String(repeating: "a", count: 60)
-        #expect((try? table.admit(Self.hello(longest), from: first, maxSubscriptionBytes: 64, speaker: "host").get())?.count == 16)
+        let fits = table.admit(Self.hello(longest), from: first, maxSubscriptionBytes: 64, speaker: "host", isConnected: Self.allConnected)
+        #expect((try? fits.get())?.count == 16)
         let tooLong = String(repeating: "é", count: 31)  // 62 bytes, 31 characters
         let refusal = try #require(throws: StateBusError.self) {
-            try table.admit(Self.hello(tooLong), from: second, maxSubscriptionBytes: 64, speaker: "relay").get()
+            try table.admit(Self.hello(tooLong), from: second, maxSubscriptionBytes: 64, speaker: "relay", isConnected: Self.allConnected).get()
         }
         #expect(refusal.code == .badRequest)
         #expect(refusal.message.contains("62 bytes") && refusal.message.contains("this relay takes at most 60"))
         #expect(table.viewID(of: second) == nil)
 
         let relay = try #require(throws: StateBusError.self) {
-            try table.admit(Self.hello("", relay: true), from: second, maxSubscriptionBytes: 64, speaker: "host").get()
+            try table.admit(Self.hello("", relay: true), from: second, maxSubscriptionBytes: 64, speaker: "host", isConnected: Self.allConnected)
+                .get()
         }
         #expect(relay.code == .badRequest)
         #expect(relay.message.contains("relay"))
 
         let inUse = try #require(throws: StateBusError.self) {
-            try table.admit(Self.hello(longest), from: second, maxSubscriptionBytes: 64, speaker: "host").get()
+            try table.admit(Self.hello(longest), from: second, maxSubscriptionBytes: 64, speaker: "host", isConnected: Self.allConnected).get()
         }
         #expect(inUse.code == .viewIDInUse)
         #expect(table.admitsWrite(viewID: longest, from: second) == .heldByAnother)
 
         // A hello without a view id (a tool's) is welcomed without a token and binds nothing.
-        #expect(try table.admit(Self.hello(""), from: second, maxSubscriptionBytes: 64, speaker: "host").get() == [])
+        #expect(try table.admit(Self.hello(""), from: second, maxSubscriptionBytes: 64, speaker: "host", isConnected: Self.allConnected).get() == [])
         #expect(table.viewID(of: second) == nil)
         #expect(table.connectedCount() == 1)
+    }
+
+    @Test("admit frees a view id whose holder's connection is gone, asking only when the hello would be refused")
+    func admitAsksTheHolder() throws {
+        var table = ClientTable(maximumClients: 100, lease: Self.lease)
+        let (first, second, third) = (Self.identity(1), Self.identity(2), Self.identity(3))
+        var asked: [[UInt8]] = []
+        var holderThere = false
+        func isConnected(_ identity: [UInt8]) -> Bool {
+            asked.append(identity)
+            return holderThere
+        }
+        _ = try table.admit(Self.hello("v"), from: first, maxSubscriptionBytes: 64, speaker: "host", isConnected: isConnected).get()
+        #expect(asked.isEmpty, "a free view id needs no question")
+
+        // A holder still there keeps its id, and the question went to it.
+        holderThere = true
+        let refusal = try #require(throws: StateBusError.self) {
+            try table.admit(Self.hello("v"), from: second, maxSubscriptionBytes: 64, speaker: "host", isConnected: isConnected).get()
+        }
+        #expect(refusal.code == .viewIDInUse)
+        #expect(asked == [first])
+        #expect(table.holder(of: "v") == first)
+
+        // A holder whose connection is gone (closed without a goodbye) frees it at once, well
+        // within the lease, and leaves the list of connected views.
+        holderThere = false
+        let hello = Self.hello("v", nodeName: "again")
+        let token = try table.admit(hello, from: third, maxSubscriptionBytes: 64, speaker: "host", isConnected: isConnected).get()
+        #expect(token.count == 16)
+        #expect(asked == [first, first])
+        #expect(table.holder(of: "v") == third)
+        #expect(table.viewID(of: first) == nil)
+        #expect(table.admitsWrite(viewID: "v", from: first) == .heldByAnother)
+        #expect(table.connectedViews().views.map(\.nodeName) == ["again"])
     }
 
     @Test("admit records a relay and its node name; a relay writes for any view id, and only while bound")
@@ -124,8 +164,13 @@ struct ClientTableTests {
         let (relay, view) = (Self.identity(1), Self.identity(2))
         table.touch(relay)
         table.touch(view)
-        _ = try table.admit(Self.hello("relay-1", relay: true, nodeName: "edge"), from: relay, maxSubscriptionBytes: 256, speaker: "host").get()
-        _ = try table.admit(Self.hello("view-1", nodeName: "panel"), from: view, maxSubscriptionBytes: 256, speaker: "host").get()
+        _ = try table.admit(
+            Self.hello("relay-1", relay: true, nodeName: "edge"), from: relay, maxSubscriptionBytes: 256, speaker: "host",
+            isConnected: Self.allConnected
+        ).get()
+        _ = try table.admit(
+            Self.hello("view-1", nodeName: "panel"), from: view, maxSubscriptionBytes: 256, speaker: "host", isConnected: Self.allConnected
+        ).get()
         let listed = table.connectedViews().views.map { "\($0.viewID) \($0.nodeName) \($0.isRelay)" }.sorted()
         #expect(listed == ["relay-1 edge true", "view-1 panel false"])
         // A relay writes for the views joined to it, whatever their ids; a view only for its own.

@@ -1,5 +1,6 @@
 import Foundation
 import StateBus
+import StateBusWire
 import Testing
 import ZeroMQ
 
@@ -22,6 +23,51 @@ struct LostHelloTests {
         let hello = try standIn.receiveMultipart()
         #expect(hello.count == 2)
         standIn.close()
+    }
+
+    /// Refuses the hello that reached `standIn` as a standby does during an election
+    /// (`NOT_LEADER`, naming no leader), and closes once the refusal is out.
+    static func refuseHello(at standIn: Socket) throws {
+        let hello = try standIn.receiveMultipart()
+        let request = try Statebus_V1_Request(serializedBytes: try #require(hello.last).bytes)
+        var reply = Statebus_V1_Reply()
+        reply.protocolVersion = request.protocolVersion
+        reply.requestID = request.requestID
+        reply.error.code = .notLeader
+        reply.error.message = "this host is a standby, and no leader is known yet"
+        try standIn.send(multipart: [hello[0].bytes, try reply.serializedBytes()])
+        try standIn.set(.linger, 5_000)
+        standIn.close()
+    }
+
+    /// A standby refused the hello during an election, so the view holds a retry that opens
+    /// a new connection; then the standby took the lead and bound its endpoint anew, and the
+    /// view said hello again on its connection come back. That hello is the one to answer:
+    /// a retry still waiting would close the connection with the welcome on its way, and
+    /// the new leader would hold the view id for a gone connection while the view asks from
+    /// a new one. Here the retry would fall due at the next liveness check (one a second),
+    /// well after the connection comes back, and the second stand-in must hear one hello.
+    @Test("a hello said again on a connection that came back cancels the retry a standby's refusal set")
+    func helloOnTheConnectionBackCancelsTheRetry() async throws {
+        let folder = Fixtures.temporaryFolder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let endpoint = "ipc://\(folder)/control"
+        let standby = try Self.standIn(at: endpoint)
+        var configuration = ReplicaConfiguration(nodeName: "retry")
+        configuration.requestTimeout = .seconds(60)
+        configuration.livenessCheckInterval = .seconds(1)
+        let replica = try Replica(object: "SharedData", controlEndpoint: "\(endpoint),ipc://\(folder)/other", configuration: configuration)
+        defer { replica.close() }
+        try Self.refuseHello(at: standby)
+        let leader = try Self.standIn(at: endpoint)
+        defer { leader.close() }
+        let hello = try leader.receiveMultipart()
+        #expect(hello.count == 2)
+        // A second hello could only come from a new connection, opened by the retry at the
+        // first liveness check after the refusal: within a second, or two on a busy machine.
+        let poller = Poller()
+        poller.add(leader, events: .readable)
+        #expect(try poller.poll(timeout: .seconds(4)).isEmpty, "a second hello came, from a new connection")
     }
 
     /// A standby that takes the lead of its group binds its endpoint anew, and a hello it

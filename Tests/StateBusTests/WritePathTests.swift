@@ -280,6 +280,40 @@ struct WritePathTests {
         #expect(try await Self.verdict(first.write("sharedText", to: "still mine")).isSuccess)
     }
 
+    @Test("a view id whose connection closed without a goodbye is free at once, not after the lease")
+    func goneHolderFreesItsViewID() async throws {
+        let folder = Fixtures.temporaryFolder()
+        var configuration = HostConfiguration(name: "ids", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
+        configuration.viewIDLease = .seconds(60)
+        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        defer { host.stop() }
+        let context = try Context()
+        let holder = try RawClient(context: context, endpoint: host.controlEndpoint)
+        try holder.hello(as: "view-1")
+
+        // While the holder's connection is there, another connection is refused; the host's
+        // question to the holder is a pong answering no request, which clients ignore.
+        let impostor = try RawClient(context: context, endpoint: host.controlEndpoint)
+        var hello = Statebus_V1_Hello()
+        hello.viewID = "view-1"
+        try impostor.send(RawClient.request(id: 1, .hello(hello)))
+        #expect(try impostor.reply()?.error.code == .viewIDInUse)
+        let probe = try #require(try holder.reply())
+        #expect(probe.requestID == 0)
+        #expect(probe.pong.epoch == host.epoch)
+
+        // The holder closes its connection without a goodbye, as a crashed view does (or one
+        // that closed a connection before reading its welcome). A view naming its id is
+        // welcomed at once: the lease (60 s) would outlast the deadline.
+        try holder.socket.set(.linger, 0)
+        holder.socket.close()
+        var owner = ReplicaConfiguration()
+        owner.viewID = "view-1"
+        let replica = try await Self.replica(of: host, owner)
+        defer { replica.close() }
+        #expect(try await Self.verdict(replica.write("sharedText", to: "mine")).isSuccess)
+    }
+
     @Test("a client that does not read its replies is not read either, and is dropped past its bound")
     func unreadRepliesAreBounded() async throws {
         let folder = Fixtures.temporaryFolder()

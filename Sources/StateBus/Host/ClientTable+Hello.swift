@@ -10,10 +10,16 @@ extension ClientTable {
     ///   - maxSubscriptionBytes: the updates socket's subscription frame limit: the view's
     ///     join subscription carries its id, so a longer id could never join.
     ///   - speaker: "host" or "relay", in the refusals' words.
+    ///   - isConnected: whether a connection is still there (``Socket/stillConnects(_:probe:)``),
+    ///     asked of the connection that holds the view id before the hello is refused: a
+    ///     holder that closed its connection without a goodbye (a view that crashed, or that
+    ///     closed a connection before it read the welcome) frees the id at once, instead of
+    ///     after the lease.
     /// - Returns: the session token to welcome it with (empty for a hello without a view id),
     ///   or why it is refused (`badRequest`, `viewIDInUse`).
     mutating func admit(
-        _ hello: FollowerRequest.Hello, from identity: [UInt8], maxSubscriptionBytes: Int, speaker: String
+        _ hello: FollowerRequest.Hello, from identity: [UInt8], maxSubscriptionBytes: Int, speaker: String,
+        isConnected: (_ identity: [UInt8]) -> Bool
     ) -> Result<[UInt8], StateBusError> {
         let longestViewID = maxSubscriptionBytes - 4
         guard hello.viewID.utf8.count <= longestViewID else {
@@ -27,7 +33,12 @@ extension ClientTable {
             return .failure(StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
         }
         guard !hello.viewID.isEmpty else { return .success([]) }
-        switch self.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken)) {
+        var outcome = self.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken))
+        if outcome == .inUse, let holder = holder(of: hello.viewID), !isConnected(holder) {
+            drop(holder)
+            outcome = self.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken))
+        }
+        switch outcome {
         case .bound(let token):
             if hello.relay { markRelay(identity) }
             describe(identity, nodeName: hello.nodeName)

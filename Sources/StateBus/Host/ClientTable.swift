@@ -7,9 +7,9 @@ import ZeroMQ
 /// longer choose their routing id), and a hello binds the view id it names to that
 /// connection. Another connection that names a bound view id is refused (`viewIDInUse`)
 /// unless it shows the binding's session token (the same replica, reconnecting) or the
-/// binding's connection has been silent for the lease (it is gone). So one replica's
-/// answers can never be routed to another. A write naming a view id is applied only from
-/// the connection bound to it (``admitsWrite(viewID:from:)``).
+/// binding's connection has been silent for the lease or is closed (`admit` asks the
+/// socket). So one replica's answers can never be routed to another. A write naming a view
+/// id is applied only from the connection bound to it (``admitsWrite(viewID:from:)``).
 ///
 /// **Back-pressure.** A reply the socket will not take (the client does not read) waits in
 /// the client's queue, in order, and the client's further requests wait behind it: the
@@ -212,6 +212,9 @@ struct ClientTable {
 
     /// The view id bound to a connection.
     func viewID(of identity: [UInt8]) -> String? { clients[identity]?.viewID }
+
+    /// The connection a view id is bound to.
+    func holder(of viewID: String) -> [UInt8]? { bindings[viewID]?.identity }
 
     /// Whether the connection has replies or requests waiting.
     func isBacklogged(_ identity: [UInt8]) -> Bool { backlogged.contains(identity) }

@@ -78,7 +78,11 @@ extension HostServer {
     /// Binds the hello's view id to the connection and welcomes it.
     private func handleHello(_ hello: FollowerRequest.Hello, from requester: Requester) {
         let token: [UInt8]
-        switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "host") {
+        let (control, epoch) = (control, state.epoch)
+        switch clients.admit(
+            hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "host",
+            isConnected: { control.stillConnects($0, probe: Socket.stillConnectsProbe(epoch: epoch)) })
+        {
         case .success(let bound):
             token = bound
         case .failure(let error):

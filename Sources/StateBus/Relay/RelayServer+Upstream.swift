@@ -67,8 +67,10 @@ extension RelayServer {
         upstreamPhase.restart()
     }
 
-    /// Sends a hello; the welcome answers the latest one.
+    /// Sends a hello; the welcome answers the latest one. A retry waiting after a standby's
+    /// refusal is moot once a hello is out (as for a view: ``ReplicaClient``'s `sendHello`).
     private func sendHello() {
+        upstreamEndpoints.cancelHelloRetry()
         let hello = FollowerRequest.Hello(
             viewID: configuration.relayID, nodeName: configuration.name, objects: configuration.objects,
             sessionToken: upstreamWelcome?.sessionToken ?? Data(), schemaHash: upstreamWelcome?.schemaHash ?? 0, relay: true)

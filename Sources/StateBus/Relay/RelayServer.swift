@@ -249,7 +249,11 @@ final class RelayServer {
     }
 
     private func answerHello(_ hello: FollowerRequest.Hello, welcomes: HostWelcome, from requester: Requester) {
-        switch clients.admit(hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "relay") {
+        let (control, epoch) = (control, epoch)
+        switch clients.admit(
+            hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "relay",
+            isConnected: { control.stillConnects($0, probe: Socket.stillConnectsProbe(epoch: epoch)) })
+        {
         case .success(let token):
             send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
         case .failure(let error):

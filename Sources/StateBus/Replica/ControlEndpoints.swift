@@ -136,7 +136,8 @@ struct ControlEndpoints: Sendable, Equatable {
         return true
     }
 
-    /// Forgets a retry that waits: the client connects anew anyway.
+    /// Forgets a retry that waits: a hello is going out anyway (on a new connection, or on
+    /// this one come back after a drop).
     mutating func cancelHelloRetry() { helloRetryDue = nil }
 
     /// The endpoint in use welcomed the client: it leads, nothing is suspected any more,

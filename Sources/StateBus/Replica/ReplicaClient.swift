@@ -149,8 +149,12 @@ final class ReplicaClient {
         sendHello()
     }
 
-    /// Sends a hello (the welcome answers the latest one).
+    /// Sends a hello (the welcome answers the latest one). A retry waiting after a standby's
+    /// refusal is moot once a hello is out: left waiting, it would open a new connection
+    /// while the welcome to this one is on its way, and the leader would hold the view id
+    /// for a connection that is gone.
     private func sendHello() {
+        endpoints.cancelHelloRetry()
         let hello = FollowerRequest.Hello(
             viewID: viewID, nodeName: configuration.nodeName, objects: [object], sessionToken: terms.sessionToken,
             schemaHash: terms.schema?.hash ?? 0, confirmsByEcho: configuration.confirmsWritesByEcho)
