@@ -94,7 +94,11 @@ struct QtROPeer {
     ///   Empty: this run's.
     /// - Throws: ``BenchError`` when it fails or writes no figures.
     func run(in copy: Copy, joinRounds: [String] = []) async throws -> Figures {
-        let raw = try await Self.run(copy.path, environment: ["REPS": "1", "QUICK": quick ? "1" : "0"])
+        var environment = ["REPS": "1", "QUICK": quick ? "1" : "0"]
+        // Joins the rounds measured already are not run again: a list of no sizes. A space,
+        // since `run.sh` reads an empty JOIN_KS as unset and takes its default sizes.
+        if !joinRounds.isEmpty { environment["JOIN_KS"] = " " }
+        let raw = try await Self.run(copy.path, environment: environment)
         // Its own figures, not only the join rounds': a run of every case that gave none failed.
         guard !Self.figures(fromRaw: raw).byKey.isEmpty else { throw BenchError("the QtRO benchmark wrote no figures to results/raw.txt") }
         return Self.figures(fromRaw: raw, joinRounds: joinRounds)
