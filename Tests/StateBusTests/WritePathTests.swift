@@ -16,6 +16,15 @@ struct WritePathTests {
         return replica
     }
 
+    /// A host whose view ids stay bound to a silent connection for 60 s: anything a test
+    /// sees sooner is not the lease's doing.
+    static func hostWithLongLease() async throws -> StateHost {
+        let folder = Fixtures.temporaryFolder()
+        var configuration = HostConfiguration(name: "ids", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
+        configuration.viewIDLease = .seconds(60)
+        return try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+    }
+
     /// Awaits a receipt's verdict, failing the test (instead of hanging it) at the deadline.
     static func verdict(_ receipt: WriteReceipt, within timeout: Duration = .seconds(60)) async throws -> Result<UInt64, StateBusError> {
         let verdict = try await withDeadline(timeout) { () -> Result<UInt64, StateBusError> in
@@ -241,10 +250,7 @@ struct WritePathTests {
 
     @Test("a view id belongs to the connection that said hello; the same replica reconnecting keeps it")
     func viewIDIsBound() async throws {
-        let folder = Fixtures.temporaryFolder()
-        var configuration = HostConfiguration(name: "ids", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
-        configuration.viewIDLease = .seconds(60)
-        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        let host = try await Self.hostWithLongLease()
         defer { host.stop() }
         var owner = ReplicaConfiguration()
         owner.viewID = "view-1"
@@ -282,10 +288,7 @@ struct WritePathTests {
 
     @Test("a view id whose connection closed without a goodbye is free at once, not after the lease")
     func goneHolderFreesItsViewID() async throws {
-        let folder = Fixtures.temporaryFolder()
-        var configuration = HostConfiguration(name: "ids", controlEndpoint: "ipc://\(folder)/control", persistence: .disabled)
-        configuration.viewIDLease = .seconds(60)
-        let host = try await StateHost(objects: [Fixtures.sharedData], configuration: configuration)
+        let host = try await Self.hostWithLongLease()
         defer { host.stop() }
         let context = try Context()
         let holder = try RawClient(context: context, endpoint: host.controlEndpoint)
