@@ -10,7 +10,7 @@ extension ClientTable {
     ///   - maxSubscriptionBytes: the updates socket's subscription frame limit: the view's
     ///     join subscription carries its id, so a longer id could never join.
     ///   - speaker: "host" or "relay", in the refusals' words.
-    ///   - isConnected: whether a connection is still there (``Socket/stillConnects(_:probe:)``),
+    ///   - isConnected: whether a connection is still there (``Socket/stillConnects(_:epoch:)``),
     ///     asked of the connection that holds the view id before the hello is refused: a
     ///     holder that closed its connection without a goodbye (a view that crashed, or that
     ///     closed a connection before it read the welcome) frees the id at once, instead of
@@ -33,10 +33,11 @@ extension ClientTable {
             return .failure(StateBusError(.badRequest, "a relay's hello needs a view id of its own"))
         }
         guard !hello.viewID.isEmpty else { return .success([]) }
-        var outcome = self.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken))
+        let shown = Array(hello.sessionToken)
+        var outcome = self.hello(viewID: hello.viewID, from: identity, token: shown)
         if outcome == .inUse, let holder = holder(of: hello.viewID), !isConnected(holder) {
             drop(holder)
-            outcome = self.hello(viewID: hello.viewID, from: identity, token: Array(hello.sessionToken))
+            outcome = self.hello(viewID: hello.viewID, from: identity, token: shown)
         }
         switch outcome {
         case .bound(let token):

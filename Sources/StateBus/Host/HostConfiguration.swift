@@ -27,8 +27,8 @@ public struct HostConfiguration: Sendable {
     public var maxClientBacklogBytes: Int = 16 << 20
     /// How long a view id stays bound to a connection that sends nothing (default 10 s):
     /// until then another connection naming it is refused with `viewIDInUse`, unless it
-    /// shows the binding's session token or the connection is closed (a view that crashed
-    /// frees its id at once). Views send a ping when idle, well within it.
+    /// shows the binding's session token or the connection is known to be closed (a view
+    /// that crashed usually frees its id at once). Views send a ping when idle, well within it.
     public var viewIDLease: Duration = .seconds(10)
     /// The most connections the host keeps state for (default 100,000); the longest silent
     /// ones without a backlog are forgotten first.

@@ -81,7 +81,7 @@ extension HostServer {
         let (control, epoch) = (control, state.epoch)
         switch clients.admit(
             hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "host",
-            isConnected: { control.stillConnects($0, probe: Socket.stillConnectsProbe(epoch: epoch)) })
+            isConnected: { control.stillConnects($0, epoch: epoch) })
         {
         case .success(let bound):
             token = bound

@@ -252,7 +252,7 @@ final class RelayServer {
         let (control, epoch) = (control, epoch)
         switch clients.admit(
             hello, from: requester.identity, maxSubscriptionBytes: configuration.limits.maxSubscriptionBytes, speaker: "relay",
-            isConnected: { control.stillConnects($0, probe: Socket.stillConnectsProbe(epoch: epoch)) })
+            isConnected: { control.stillConnects($0, epoch: epoch) })
         {
         case .success(let token):
             send(welcomes.reply(to: requester, knownSchema: hello.schemaHash, sessionToken: token), to: requester.identity)
