@@ -85,6 +85,15 @@ class FakeHost:
         """Unbinds every view id, as a restarted host has: writes get NOT_JOINED."""
         self.do(self._bound.clear)
 
+    def probe(self, view_id: str, epoch: int) -> None:
+        """Sends the connection bound to ``view_id`` an unsolicited pong, request id 0, with
+        ``epoch``: what a host sends a view id's holder before it refuses a hello for that id
+        (PROTOCOL.md section 8, "Identity")."""
+        def go() -> None:
+            reply = pb.Reply(protocol_version=1, request_id=0, pong=pb.Pong(epoch=epoch))
+            self._router.send_multipart([self._bound[view_id], reply.SerializeToString()])
+        self.do(go)
+
     def lose_leadership(self, leader: str) -> None:
         """From now on a standby naming ``leader`` ("" for none): hellos and snapshot
         requests get ``Reply.error`` ``NOT_LEADER``, writes a ``NOT_LEADER`` rejection; pings

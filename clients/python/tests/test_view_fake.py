@@ -117,6 +117,18 @@ def test_a_new_epoch_rejoins_and_shows_stale_meanwhile(host: FakeHost) -> None:
     run(go())
 
 
+def test_a_probe_of_another_epoch_is_not_a_restart(host: FakeHost) -> None:
+    async def go() -> None:
+        async with statebus.connect(host.control, object="Profile") as profile:
+            epoch = profile.epoch
+            host.probe(profile.view_id, epoch=epoch + 1)
+            # The write's answer comes on the control connection after the probe, so the
+            # probe has been read when the write is confirmed.
+            assert await profile.set(count=5) == 1
+            assert profile.epoch == epoch and profile.rejoins == 0 and profile.live
+    run(go())
+
+
 def test_changes_iterates_until_closed(host: FakeHost) -> None:
     async def go() -> None:
         profile = await statebus.connect(host.control, object="Profile")

@@ -351,7 +351,10 @@ class Engine(Updates):
         elif body == "call_reply":
             self._on_call_reply(reply.call_reply)
         elif body == "pong":
-            if self._welcome is not None and reply.pong.epoch and reply.pong.epoch != self._epoch:
+            # Request id 0 is a host asking whether this connection still holds its view id
+            # (PROTOCOL.md section 8, "Identity"): not an answer to a ping, so not a liveness
+            # or epoch signal.
+            if rid != 0 and self._welcome is not None and reply.pong.epoch and reply.pong.epoch != self._epoch:
                 self._join_again(reason="the host restarted (a pong of another epoch)")
         elif body == "error":
             error = error_from_wire(reply.error)
