@@ -68,13 +68,14 @@ extension RelayServer {
     }
 
     /// Sends a hello; the welcome answers the latest one. A retry waiting after a standby's
-    /// refusal is moot once a hello is out (as for a view: ``ReplicaClient``'s `sendHello`).
+    /// refusal is moot once a hello is out (as for a view: ``ReplicaClient``'s `sendHello`);
+    /// one that could not be sent leaves the retry.
     private func sendHello() {
-        upstreamEndpoints.cancelHelloRetry()
         let hello = FollowerRequest.Hello(
             viewID: configuration.relayID, nodeName: configuration.name, objects: configuration.objects,
             sessionToken: upstreamWelcome?.sessionToken ?? Data(), schemaHash: upstreamWelcome?.schemaHash ?? 0, relay: true)
         upstreamRequests.helloID = sendUpstream(.hello(hello)) ?? 0
+        if upstreamRequests.helloID != 0 { upstreamEndpoints.cancelHelloRetry() }
     }
 
     /// Closes both upstream sockets.

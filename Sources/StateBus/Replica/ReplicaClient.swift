@@ -152,13 +152,13 @@ final class ReplicaClient {
     /// Sends a hello (the welcome answers the latest one). A retry waiting after a standby's
     /// refusal is moot once a hello is out: left waiting, it would open a new connection
     /// while the welcome to this one is on its way, and the leader would hold the view id
-    /// for a connection that is gone.
+    /// for a connection that is gone. A hello that could not be sent leaves the retry.
     private func sendHello() {
-        endpoints.cancelHelloRetry()
         let hello = FollowerRequest.Hello(
             viewID: viewID, nodeName: configuration.nodeName, objects: [object], sessionToken: terms.sessionToken,
             schemaHash: terms.schema?.hash ?? 0, confirmsByEcho: configuration.confirmsWritesByEcho)
         requests.helloID = send(.hello(hello)) ?? 0
+        if requests.helloID != 0 { endpoints.cancelHelloRetry() }
     }
 
     func enter(_ phase: Phase) {
