@@ -56,7 +56,7 @@ struct BenchTests {
         }
         // Each echo figure is a median of rounds, and says how far apart its rounds were:
         // each pair's ratio, and each side's rounds.
-        for key in ["echo.own.p50", "echo.other.p50", "echo.own.pinned.p50", "echo.other.pinned.p50"] {
+        for key in ["echo.own.p50", "echo.other.p50", "echo.own.pinned.p50"] {
             let row = try #require(rows.first { $0["key"] as? String == key }, "no row \(key)")
             let note = row["note"] as? String ?? ""
             let parts = Self.listsInNote(note, after: ["each round's ratio: ", "rounds' p50 in µs, StateBus: ", "raw: "])
@@ -65,6 +65,7 @@ struct BenchTests {
             let statebusRounds = (parts.count == 3 ? parts[1] : []).compactMap(Double.init)
             #expect(statebusRounds.count == 2 && statebusRounds == statebusRounds.sorted(), "\(key): \(note)")
         }
+        try Self.expectEchoOrders(rows)
         // A throughput row the bench judges is the median of rounds in which StateBus and
         // raw took turns, and lists each side's; a row without a target runs once.
         let judged = try #require(rows.first { $0["key"] as? String == "throughput.int.1" })
@@ -148,6 +149,30 @@ struct BenchTests {
     /// The comma-separated lists that follow each of `labels` in a row's note, up to the
     /// next `;` or the note's end: `["a: 1, 2; b: 3"]` after `["a: ", "b: "]` is
     /// `[["1", "2"], ["3"]]`. A label not found ends the lists.
+    /// The pinned echo at another view weighs the two orders of the host's copies alike:
+    /// rounds are added (the tiny plan's 2, up to 6) until each side drew both, and then
+    /// each side's figure is the mean of its two orders' medians, each order's row comparing
+    /// rounds of that order only; a run in which a side drew one order says so.
+    static func expectEchoOrders(_ rows: [[String: Any]]) throws {
+        func row(_ key: String) throws -> [String: Any] { try #require(rows.first { $0["key"] as? String == key }, "no row \(key)") }
+        let judged = try row("echo.other.pinned.p50")
+        let note = judged["note"] as? String ?? ""
+        guard let statebus = judged["statebus"] as? Double, let raw = judged["raw"] as? Double else {
+            #expect(note.contains("a side drew one order of the host's copies only") && note.contains("in 6 rounds"), "\(judged)")
+            return
+        }
+        let (first, second) = (try row("echo.other.pinned.first.p50"), try row("echo.other.pinned.second.p50"))
+        for (side, figure) in [("statebus", statebus), ("raw", raw)] {
+            let orders = [first[side] as? Double, second[side] as? Double].compactMap { $0 }
+            #expect(orders.count == 2 && abs(figure - orders.reduce(0, +) / 2) < 1, "\(side): \(figure) against the orders' \(orders)")
+        }
+        let parts = Self.listsInNote(note, after: ["each round's ratio: ", "rounds' p50 in µs, StateBus: ", "raw: "])
+        #expect(parts.count == 3 && (2...6).contains(parts[0].count) && Set(parts.map(\.count)).count == 1, "\(note)")
+        let drawn = Self.listsInNote(note, after: ["StateBus drew the writer's copy first in "]).first?.first ?? ""
+        let counts = drawn.split(separator: " ").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] > 0 && counts[0] < counts[1] && counts[1] == parts[0].count, "\(note)")
+    }
+
     static func listsInNote(_ note: String, after labels: [String]) -> [[String]] {
         var rest = Substring(note)
         var lists: [[String]] = []

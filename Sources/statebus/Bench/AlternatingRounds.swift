@@ -13,14 +13,21 @@ struct AlternatingRounds<Outcome: Sendable> {
     var statebus = Side()
     var raw = Side()
 
-    /// Runs `rounds` rounds of each side.
-    /// - Parameter problem: what is wrong with a round that ran (lost updates, wrong values),
-    ///   `nil` for a good one.
+    /// Runs `rounds` rounds of each side, then more, up to `most`, until `enough` holds.
+    /// - Parameters:
+    ///   - most: the rounds at most (at least `rounds`); `nil`: `rounds`.
+    ///   - enough: whether the rounds so far are enough, asked after `rounds` and after
+    ///     each round beyond them; not asked once a side failed.
+    ///   - problem: what is wrong with a round that ran (lost updates, wrong values), `nil`
+    ///     for a good one.
     static func run(
-        rounds: Int, statebus: () async throws -> Outcome, raw: () async throws -> Outcome, problem: (Outcome) -> String?
+        rounds: Int, most: Int? = nil, enough: (AlternatingRounds) -> Bool = { _ in true }, statebus: () async throws -> Outcome,
+        raw: () async throws -> Outcome, problem: (Outcome) -> String?
     ) async -> AlternatingRounds {
         var result = AlternatingRounds()
-        for round in 0..<max(1, rounds) {
+        let least = max(1, rounds)
+        for round in 0..<max(least, most ?? least) {
+            if round >= least, result.statebus.failure != nil || result.raw.failure != nil || enough(result) { break }
             for statebusTurn in round % 2 == 0 ? [true, false] : [false, true] {
                 if statebusTurn {
                     await take(statebus, into: &result.statebus, problem: problem)

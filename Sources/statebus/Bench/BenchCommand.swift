@@ -21,10 +21,14 @@ struct BenchCommand: AsyncParsableCommand {
             as a default host and view, and in the low-latency profile (pinnedCPU: the loop \
             thread and libzmq's I/O thread of every process on CPU 0, raw pinned likewise); \
             each in rounds where StateBus and raw take turns (5 in the full run, 9 in the \
-            low-latency profile, whose echo at another view has two modes that each round \
-            draws), so that a machine whose speed drifts slows both alike; a figure is the \
-            rounds' median, and its note lists each round's ratio and figures (the run's own \
-            spread). The throughput rows the bench judges at 1 and 3 views (Int, string and \
+            low-latency profile), so that a machine whose speed drifts slows both alike; a \
+            figure is the rounds' median, and its note lists each round's ratio and figures \
+            (the run's own spread). Each write of the echo at another view waits until the \
+            watching view has the last one. In the low-latency profile that echo has two \
+            modes, one for each order in which the host's copies reach the two views (a draw \
+            each round's host makes, for raw as for StateBus): rounds are added, up to three \
+            times as many, until each side drew both, each order has its row, and the figure \
+            judged is the mean of the two orders' medians. The throughput rows the bench judges at 1 and 3 views (Int, string and \
             struct at 1, Int at 3) run 3 such rounds in the full run, and each side's figure is \
             its median round. The full run joins 5 \
             times at each size, each time a new host and view, and takes the median; with \
@@ -158,8 +162,9 @@ struct BenchPlan: Sendable {
     let echoWrites: Int
     let echoWarmup: Int
     /// Rounds of each echo figure, StateBus's and raw libzmq's taking turns, in the
-    /// default profile and in the low-latency one (where the echo at another view has two
-    /// modes that each round draws).
+    /// default profile and in the low-latency one; there the echo at another view runs up
+    /// to three times as many, until each side drew both orders of the host's copies
+    /// (``EchoOrders``).
     let echoRounds: Int
     let pinnedEchoRounds: Int
     let joinSizes: [Int]

@@ -118,44 +118,76 @@ struct BenchRunner {
     /// does, and raw libzmq's own round trip drifts with it) then slows both alike, and
     /// the ratio holds. Each round starts a new host, which draws the order of its
     /// subscribers afresh; in the low-latency profile that order decides which of two
-    /// figures a round of the echo at another view has, for raw libzmq as for StateBus,
-    /// so that profile runs more rounds and its note lists each side's.
+    /// figures a round of the echo at another view has, for raw libzmq as for StateBus, so
+    /// there each side's figure weighs both orders alike (``EchoOrders``), with rounds added
+    /// (up to three times as many) until each side has drawn both, and a row for each order.
     private mutating func echo(_ path: EchoBench.Path, pinnedCPU: Int32?) async {
         let pinned = pinnedCPU != nil
+        let byOrder = pinned && path == .other
         let roundCount = max(1, pinned ? plan.pinnedEchoRounds : plan.echoRounds)
         let bench = EchoBench(writes: plan.echoWrites, warmup: plan.echoWarmup, pinnedCPU: pinnedCPU)
         let what = path == .own ? "write→own confirmation" : "write→echo at another view"
         let baseline = path == .own ? "DEALER↔ROUTER round trip" : "DEALER→ROUTER→PUB→SUB"
         let profile = pinned ? ", pinned to CPU \(pinnedCPU!)" : ""
         let name = "echo.\(path.rawValue)\(pinned ? ".pinned" : "")"
-        say("\(what)\(profile): \(roundCount) rounds of \(bench.writes) writes after \(bench.warmup) warm-up writes, StateBus and raw taking turns")
+        say(
+            "\(what)\(profile): \(roundCount)\(byOrder ? " to \(3 * roundCount)" : "") rounds of \(bench.writes) writes after \(bench.warmup) warm-up writes, StateBus and raw taking turns"
+        )
         let rounds = await AlternatingRounds.run(
-            rounds: roundCount, statebus: { try await bench.runStateBus(path) }, raw: { try await bench.runRaw(path) },
+            rounds: roundCount, most: byOrder ? 3 * roundCount : nil,
+            enough: { EchoOrders($0.statebus.outcomes).hasBoth && EchoOrders($0.raw.outcomes).hasBoth },
+            statebus: { try await bench.runStateBus(path) }, raw: { try await bench.runRaw(path) },
             problem: { $0.complete ? nil : $0.problem ?? "incomplete" })
         let (statebusRounds, rawRounds) = (rounds.statebus.outcomes, rounds.raw.outcomes)
         let (statebusFailure, rawFailure) = (rounds.statebus.failure, rounds.raw.failure)
+        let ran = statebusRounds.count
         report.check(
-            rounds, name: name, statebus: "every write accepted and seen in order with its value; host holds the last (\(roundCount) rounds)",
-            raw: "every message came back in order (\(roundCount) rounds)")
-        let statebus = statebusFailure == nil ? EchoBench.Outcome.median(of: statebusRounds) : nil
-        let raw = rawFailure == nil ? EchoBench.Outcome.median(of: rawRounds) : nil
-        let count = (bench.writes * roundCount).formatted()
-        let roundsNote = roundCount > 1 ? "the median of \(roundCount) rounds' figures, StateBus and raw taking turns" : nil
+            rounds, name: name, statebus: "every write accepted and seen in order with its value; host holds the last (\(ran) rounds)",
+            raw: "every message came back in order (\(rawRounds.count) rounds)")
+        let orders = (statebus: EchoOrders(statebusRounds), raw: EchoOrders(rawRounds))
+        func figure(_ rounds: [EchoBench.Outcome], _ ordered: EchoOrders) -> EchoBench.Outcome? {
+            byOrder ? ordered.figure : EchoBench.Outcome.median(of: rounds)
+        }
+        let statebus = statebusFailure == nil ? figure(statebusRounds, orders.statebus) : nil
+        let raw = rawFailure == nil ? figure(rawRounds, orders.raw) : nil
+        let count = (bench.writes * ran).formatted()
+        let roundsNote =
+            byOrder
+            ? "each side's figure the mean of its medians of the rounds in which the host's copy to the watching view went first and of those in which the writer's did (rows below); \(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count)"
+            : ran > 1 ? "the median of \(ran) rounds' figures, StateBus and raw taking turns" : nil
+        let missing =
+            statebusFailure == nil && rawFailure == nil && byOrder && (statebus == nil || raw == nil)
+            ? "not available: in \(ran) rounds a side drew one order of the host's copies only (\(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count))"
+            : "not available: the run or its check failed (see the checks)"
         let p50 = BenchReport.Row(
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
             note: statebus == nil
-                ? "not available: the run or its check failed (see the checks)"
+                ? missing
                 : [roundsNote, rawFailure == nil ? Self.roundFigures(statebusRounds, rawRounds) : nil].compactMap { $0 }.joined(separator: "; "),
             key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
             BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
+        if byOrder, statebusFailure == nil, rawFailure == nil {
+            for (order, key) in [("the watching view's copy sent first", "first"), ("the writer's copy sent first", "second")] {
+                let pick = { (ordered: EchoOrders) in key == "first" ? ordered.watcherFirst : ordered.writerFirst }
+                let (statebusOrder, rawOrder) = (pick(orders.statebus), pick(orders.raw))
+                let both = EchoBench.Outcome.median(of: statebusOrder).flatMap { s in EchoBench.Outcome.median(of: rawOrder).map { (s, $0) } }
+                report.rows.append(
+                    BenchReport.Row(
+                        "\(what) p50\(profile), \(order)", unit: "nanoseconds", statebus: both?.0.p50, raw: both?.1.p50,
+                        note: both == nil
+                            ? "not available: StateBus drew it in \(statebusOrder.count) rounds, raw in \(rawOrder.count)"
+                            : "the median of StateBus's \(statebusOrder.count) and raw's \(rawOrder.count) rounds with this order",
+                        key: "\(name).\(key).p50"))
+            }
+        }
         if !pinned {
             report.rows.append(
                 BenchReport.Row(
                     "\(what) p99.9", unit: "nanoseconds", statebus: statebus?.p999, raw: raw?.p999,
                     note: bench.writes < 20_000
-                        ? "\(roundCount > 1 ? "the median of \(roundCount) rounds of \(bench.writes.formatted()) writes" : "\(bench.writes.formatted()) writes"): p99.9 rests on few samples"
+                        ? "\(ran > 1 ? "the median of \(ran) rounds of \(bench.writes.formatted()) writes" : "\(bench.writes.formatted()) writes"): p99.9 rests on few samples"
                         : roundsNote,
                     key: "\(name).p999"))
         }

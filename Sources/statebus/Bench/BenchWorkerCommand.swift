@@ -77,6 +77,12 @@ struct BenchWorkerCommand: AsyncParsableCommand {
     @Option(help: "Where to write the echo's send or arrival times.")
     var out: String?
 
+    @Option(help: "Where the echo's writer writes when its own copy of each write came.")
+    var ownCopies: String?
+
+    @Option(help: "The named pipe on which the echo's observer reports each value to the writer.")
+    var reports: String?
+
     @Option(help: "Pin the worker's threads to this CPU (the low-latency profile).")
     var cpu: Int32?
 
@@ -101,8 +107,10 @@ struct BenchWorkerCommand: AsyncParsableCommand {
         do {
             switch role {
             case .view: try await ViewWorkers.countUpdates(control: control!, kind: kind, updates: count)
-            case .echo: try await ViewWorkers.echo(control: control!, writes: count, warmup: warmup, out: out, cpu: cpu)
-            case .observe: try await ViewWorkers.observe(control: control!, count: count, out: out!, cpu: cpu)
+            case .echo:
+                try await ViewWorkers.echo(
+                    control: control!, writes: count, warmup: warmup, out: out, ownCopies: ownCopies, reports: reports, cpu: cpu)
+            case .observe: try await ViewWorkers.observe(control: control!, count: count, out: out!, reports: reports, cpu: cpu)
             case .join: try await ViewWorkers.join(control: control!, properties: properties)
             case .durable: try await ViewWorkers.durableWrites(control: control!, writes: count, window: window)
             case .host: try await HostWorker.serve(properties: properties, churnPerMillisecond: churn)
@@ -114,10 +122,10 @@ struct BenchWorkerCommand: AsyncParsableCommand {
                 guard let updates else { throw ValidationError("raw-echo needs --updates") }
                 try RawWorkers.echo(
                     control: control!, updates: updates, path: EchoBench.Path(rawValue: path)!, writes: count, warmup: warmup, size: size, out: out,
-                    cpu: cpu)
+                    ownCopies: ownCopies, reports: reports, cpu: cpu)
             case .rawObserve:
                 guard let updates else { throw ValidationError("raw-observe needs --updates") }
-                try RawWorkers.observe(updates: updates, count: count, out: out!, cpu: cpu)
+                try RawWorkers.observe(updates: updates, count: count, out: out!, reports: reports, cpu: cpu)
             }
         } catch {
             WorkerLine.emit("failed", ["reason": "\(error)".replacingOccurrences(of: " ", with: "_")])

@@ -16,9 +16,12 @@ import ZeroMQ
 ///
 /// StateBus: the host runs in the bench process, the views are worker processes whose
 /// measuring code runs on the replica's loop (``Replica/executor``). Every write waits until
-/// the writer has both the verdict and the broadcast before the next one, so each round
-/// trip starts from a quiet system; the raw writer likewise waits for its own copy. Times
-/// on two processes are read from the machine-wide monotonic clock.
+/// the writer has both the verdict and the broadcast before the next one, and for the echo
+/// at another view until the observing view has it too (``ObserverReports``), so each round
+/// trip starts from a quiet system; the raw writer likewise waits for its own copy and the
+/// raw observer's report. Times on two processes are read from the machine-wide monotonic
+/// clock; the writer's own-copy times tell which view the host's copies reached first
+/// (``EchoOrders``).
 ///
 /// **Pinned** (the low-latency profile): every process's loop and libzmq I/O threads on one
 /// CPU (``HostConfiguration/pinnedCPU``, ``ReplicaConfiguration/pinnedCPU``); the raw
@@ -38,6 +41,10 @@ struct EchoBench {
         /// Every write was accepted (and seen) in order with its own value.
         var complete: Bool
         var problem: String?
+        /// The echo at another view: whether most writes reached the observer before the
+        /// writer had its own copy (the host's copy to the observer left first); `nil` for
+        /// the own confirmation.
+        var observerFirst: Bool? = nil
 
         /// The rounds of one figure as one: each percentile the median of the rounds' (the
         /// mean of the middle two for an even count), the counts added; `nil` for no round.
@@ -84,19 +91,18 @@ struct EchoBench {
         defer { workers.terminateAll() }
         let environment = keys?.viewEnvironment ?? [:]
         let total = writes + warmup
-        let sent = folder.path("sent.times")
-        let arrived = folder.path("arrived.times")
+        let files = try EchoRoundFiles(folder: folder, path: path)
         var observer: NodeProcess?
         if path == .other {
             let process = try workers.start(
-                "observe", ["--control", host.controlEndpoint, "--count", "\(total)", "--out", arrived] + cpuArguments, environment: environment,
-                name: "observing view")
+                "observe", ["--control", host.controlEndpoint, "--count", "\(total)"] + files.observerArguments + cpuArguments,
+                environment: environment, name: "observing view")
             _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120))
             observer = process
         }
         let writer = try workers.start(
             "echo",
-            ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)", "--out", sent] + cpuArguments,
+            ["--control", host.controlEndpoint, "--count", "\(writes)", "--warmup", "\(warmup)"] + files.writerArguments + cpuArguments,
             environment: environment, name: "writing view")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         var outcome = Self.outcome(result)
@@ -112,7 +118,7 @@ struct EchoBench {
                 p50: 0, p99: 0, p999: 0, count: 0, complete: false,
                 problem: "the observing view saw \(seen.fields["seen"] ?? "?") of \(total) values, resyncs \(seen.fields["resyncs"] ?? "?")")
         }
-        return try Self.crossProcess(sent: sent, arrived: arrived, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
+        return try Self.crossProcess(files, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
     }
 
     // MARK: Raw libzmq
@@ -136,12 +142,11 @@ struct EchoBench {
         defer { workers.terminateAll() }
         let size = 8 + PayloadKind.int.valueBytes
         let total = writes + warmup
-        let sent = folder.path("sent.times")
-        let arrived = folder.path("arrived.times")
+        let files = try EchoRoundFiles(folder: folder, path: path)
         var observer: NodeProcess?
         if path == .other {
             let process = try workers.start(
-                "raw-observe", ["--updates", updates, "--count", "\(total)", "--out", arrived] + cpuArguments, name: "raw observer")
+                "raw-observe", ["--updates", updates, "--count", "\(total)"] + files.observerArguments + cpuArguments, name: "raw observer")
             _ = try await WorkerGroup.line("ready", from: process, timeout: .seconds(120))
             observer = process
         }
@@ -149,9 +154,8 @@ struct EchoBench {
             "raw-echo",
             [
                 "--control", control, "--updates", updates, "--path", path.rawValue, "--count", "\(writes)", "--warmup", "\(warmup)", "--size",
-                "\(size)",
-                "--out", sent
-            ] + cpuArguments,
+                "\(size)"
+            ] + files.writerArguments + cpuArguments,
             name: "raw writer")
         let result = try await WorkerGroup.line("result", from: writer, timeout: .seconds(600))
         stop.set()
@@ -167,7 +171,7 @@ struct EchoBench {
             return Outcome(
                 p50: 0, p99: 0, p999: 0, count: 0, complete: false, problem: "the raw observer saw \(seen.fields["seen"] ?? "?") of \(total)")
         }
-        return try Self.crossProcess(sent: sent, arrived: arrived, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
+        return try Self.crossProcess(files, warmup: warmup, writerOK: outcome.complete, problem: outcome.problem)
     }
 
     // MARK: Figures
@@ -180,12 +184,16 @@ struct EchoBench {
         )
     }
 
-    /// The latencies from the writer's send times to the observer's arrival times.
-    private static func crossProcess(sent: String, arrived: String, warmup: Int, writerOK: Bool, problem: String?) throws -> Outcome {
-        let latencies = try EchoTimes.latencies(sent: EchoTimes.read(sent), arrived: EchoTimes.read(arrived), skipping: warmup)
+    /// The latencies from the writer's send times to the observer's arrival times, and
+    /// which of the two the host's copies reached first.
+    private static func crossProcess(_ files: EchoRoundFiles, warmup: Int, writerOK: Bool, problem: String?) throws -> Outcome {
+        let (sent, arrived) = (try EchoTimes.read(files.sent), try EchoTimes.read(files.arrived))
+        let latencies = try EchoTimes.latencies(sent: sent, arrived: arrived, skipping: warmup)
+        let firstShare = try EchoTimes.shareArrivedFirst(arrived, before: EchoTimes.read(files.ownCopies), skipping: warmup)
         return Outcome(
             p50: Double(latencies.valueAtPercentile(50)), p99: Double(latencies.valueAtPercentile(99)),
-            p999: Double(latencies.valueAtPercentile(99.9)), count: Int(latencies.totalCount), complete: writerOK, problem: problem)
+            p999: Double(latencies.valueAtPercentile(99.9)), count: Int(latencies.totalCount), complete: writerOK, problem: problem,
+            observerFirst: firstShare > 0.5)
     }
 }
 

@@ -32,4 +32,15 @@ enum EchoTimes {
         }
         return histogram
     }
+
+    /// The share of the writes after the first `warmup` that `arrived` before `other`: for
+    /// the echo at another view, which process the host's copies reached first.
+    /// - Throws: `BenchError` when the two hold different numbers of writes.
+    static func shareArrivedFirst(_ arrived: [UInt64], before other: [UInt64], skipping warmup: Int) throws -> Double {
+        guard arrived.count == other.count, arrived.count > warmup else {
+            throw BenchError("the observer recorded \(arrived.count) arrivals, the writer \(other.count) own copies")
+        }
+        let first = (warmup..<arrived.count).count { arrived[$0] < other[$0] }
+        return Double(first) / Double(arrived.count - warmup)
+    }
 }

@@ -41,14 +41,20 @@ enum RawWorkers {
 
     /// Echo baselines, one message at a time, each timed from its send: `own` waits for the
     /// ROUTER's copy back on the DEALER; `other` waits for the PUB's copy on this process's
-    /// SUB (as a StateBus writer waits for its broadcast), while another process observes.
-    /// Send times go to `out` for the bench to set against the observer's arrivals.
+    /// SUB (as a StateBus writer waits for its broadcast), while another process observes,
+    /// and, given `reports`, for that process's report of it (``ObserverReports``). Send
+    /// times go to `out` for the bench to set against the observer's arrivals, and the times
+    /// each own copy came to `ownCopies`.
     ///
     /// Readiness: a PUB drops messages until the subscription has reached it, so `other`
     /// first sends probes until one comes back (retrying after 200 ms without an answer);
     /// only then it measures. Probes carry sequence 0, which observers ignore.
-    static func echo(control: String, updates: String, path: EchoBench.Path, writes: Int, warmup: Int, size: Int, out: String?, cpu: Int32?) throws {
+    static func echo(
+        control: String, updates: String, path: EchoBench.Path, writes: Int, warmup: Int, size: Int, out: String?, ownCopies: String?,
+        reports: String?, cpu: Int32?
+    ) throws {
         if let cpu { ThreadAffinity.pinCurrentThread(to: cpu) }
+        let observer = try reports.map(ObserverReports.init(opening:))
         let context = try Context(ioThreadCPU: cpu)
         let dealer = try Socket(context: context, type: .dealer)
         try dealer.set(.receiveTimeout, 30_000)
@@ -83,6 +89,7 @@ enum RawWorkers {
         let source = path == .own ? dealer : subscriber
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         var sent = [UInt64](repeating: 0, count: warmup + writes)
+        var copiedAt = [UInt64](repeating: 0, count: warmup + writes)
         var wrong = 0
         for index in 1...(warmup + writes) {
             let sequence = UInt64(index)
@@ -93,9 +100,12 @@ enum RawWorkers {
                 try source.receive(into: message)
                 if Self.sequence(of: message) != sequence { wrong += 1 }
             } while Self.sequence(of: message) != sequence
-            if index > warmup { histogram.record(MonotonicClock.now() - started) }
+            copiedAt[index - 1] = MonotonicClock.now()
+            if index > warmup { histogram.record(copiedAt[index - 1] - started) }
+            try observer?.wait(for: sequence, timeout: .seconds(30))
         }
         if let out { try EchoTimes.write(sent, to: out) }
+        if let ownCopies { try EchoTimes.write(copiedAt, to: ownCopies) }
         WorkerLine.emit(
             "result",
             [
@@ -106,9 +116,11 @@ enum RawWorkers {
     }
 
     /// The observer of the `other` baseline: a SUB in a process of its own that records when
-    /// each message arrived, until message `count`, and writes the times to `out`.
-    static func observe(updates: String, count: Int, out: String, cpu: Int32?) throws {
+    /// each message arrived, until message `count`, reports it to the writer when `reports`
+    /// is given, and writes the times to `out`.
+    static func observe(updates: String, count: Int, out: String, reports: String?, cpu: Int32?) throws {
         if let cpu { ThreadAffinity.pinCurrentThread(to: cpu) }
+        let writer = try reports.map(ObserverReports.init(opening:))
         let context = try Context(ioThreadCPU: cpu)
         let subscriber = try Socket(context: context, type: .sub)
         try subscriber.set(.receiveHighWaterMark, 100_000)
@@ -126,6 +138,7 @@ enum RawWorkers {
             guard sequence > seen, sequence <= count else { continue }  // a probe, or a repeat
             for index in seen..<sequence { arrived[index] = now }
             seen = sequence
+            try writer?.report(UInt64(seen))
         }
         try EchoTimes.write(arrived, to: out)
         WorkerLine.emit("result", ["ok": true, "seen": seen])

@@ -60,17 +60,23 @@ enum ViewWorkers {
     /// (``Replica/executor``); each write's time runs from the call to `write` until its
     /// receipt holds the host's verdict (the own confirmation). The next write waits until
     /// the host's broadcast of this one has been applied here too (the replica holds no
-    /// unconfirmed write and shows the value). Send times go to `out` when given, for the
-    /// observing view's arrivals.
-    static func echo(control: String, writes: Int, warmup: Int, out: String?, cpu: Int32?) async throws {
+    /// unconfirmed write and shows the value), and, given `reports`, until the observing view
+    /// has reported it (``ObserverReports``). Send times go to `out` when given, for the
+    /// observing view's arrivals, and the times each write's verdict came to `ownCopies`
+    /// (with confirmation by echo, the host's copy of the write to this view).
+    static func echo(
+        control: String, writes: Int, warmup: Int, out: String?, ownCopies: String?, reports: String?, cpu: Int32?
+    ) async throws {
         let replica = try await liveReplica(control, name: "bench-echo", cpu: cpu)
         defer { replica.close() }
+        let observer = try reports.map(ObserverReports.init(opening:))
         var progress = replica.sequenceChanges.makeAsyncIterator()
         let startSequence = replica.sequence
         WorkerLine.emit("ready", ["sequence": startSequence])
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         let total = warmup + writes
         var sent = [UInt64](repeating: 0, count: total)
+        var confirmedAt = [UInt64](repeating: 0, count: total)
         var accepted = 0
         var wrongValues = 0
         try await withTaskExecutorPreference(replica.executor) {
@@ -80,14 +86,17 @@ enum ViewWorkers {
                 let receipt = replica.write("echo", to: .int(Int64(index)))
                 if (try? await receipt.accepted()) != nil { accepted += 1 }
                 let confirmed = MonotonicClock.now()
+                confirmedAt[index - 1] = confirmed
                 while replica.pendingWriteCount > 0 {
                     guard await progress.next() != nil else { throw BenchError("the replica closed during write \(index)") }
                 }
                 if replica["echo"] != .int(Int64(index)) { wrongValues += 1 }
                 if index > warmup { histogram.record(confirmed - started) }
+                try observer?.wait(for: UInt64(index), timeout: .seconds(30))
             }
         }
         if let out { try EchoTimes.write(sent, to: out) }
+        if let ownCopies { try EchoTimes.write(confirmedAt, to: ownCopies) }
         let inOrder = replica.sequence == startSequence + UInt64(total)
         WorkerLine.emit(
             "result",
@@ -100,12 +109,13 @@ enum ViewWorkers {
     }
 
     /// The other view of the echo benchmark: records when each value of `echo` (1, 2, 3, …,
-    /// `count`) was applied here, on the replica's loop, and writes the times to `out`. A
-    /// value applied in the same turn as a later one arrived no later than it, and gets its
-    /// time.
-    static func observe(control: String, count: Int, out: String, cpu: Int32?) async throws {
+    /// `count`) was applied here, on the replica's loop, reports it to the writer when
+    /// `reports` is given (``ObserverReports``), and writes the times to `out`. A value
+    /// applied in the same turn as a later one arrived no later than it, and gets its time.
+    static func observe(control: String, count: Int, out: String, reports: String?, cpu: Int32?) async throws {
         let replica = try await liveReplica(control, name: "bench-observer", cpu: cpu)
         defer { replica.close() }
+        let writer = try reports.map(ObserverReports.init(opening:))
         var progress = replica.sequenceChanges.makeAsyncIterator()
         let joined = replica.statistics
         var arrived = [UInt64](repeating: 0, count: count)
@@ -118,6 +128,7 @@ enum ViewWorkers {
                 guard case .int(let value)? = replica["echo"], value > seen, value <= count else { continue }
                 for index in seen..<Int(value) { arrived[index] = now }
                 seen = Int(value)
+                try writer?.report(UInt64(seen))
             }
         }
         try EchoTimes.write(arrived, to: out)
