@@ -151,13 +151,14 @@ struct BenchRunner {
         let statebus = statebusFailure == nil ? figure(statebusRounds, orders.statebus) : nil
         let raw = rawFailure == nil ? figure(rawRounds, orders.raw) : nil
         let count = (bench.writes * ran).formatted()
+        let drawn = "\(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count)"
         let roundsNote =
             byOrder
-            ? "each side's figure the mean of its medians of the rounds in which the host's copy to the watching view went first and of those in which the writer's did (rows below); \(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count)"
+            ? "each side's figure the mean of its medians of the rounds in which the host's copy to the watching view went first and of those in which the writer's did (rows below); \(drawn)"
             : ran > 1 ? "the median of \(ran) rounds' figures, StateBus and raw taking turns" : nil
         let missing =
             statebusFailure == nil && rawFailure == nil && byOrder && (statebus == nil || raw == nil)
-            ? "not available: in \(ran) rounds a side drew one order of the host's copies only (\(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count))"
+            ? "not available: in \(ran) rounds a side drew one order of the host's copies only (\(drawn))"
             : "not available: the run or its check failed (see the checks)"
         let p50 = BenchReport.Row(
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
@@ -169,18 +170,7 @@ struct BenchRunner {
         report.rows.append(
             BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
         if byOrder, statebusFailure == nil, rawFailure == nil {
-            for (order, key) in [("the watching view's copy sent first", "first"), ("the writer's copy sent first", "second")] {
-                let pick = { (ordered: EchoOrders) in key == "first" ? ordered.watcherFirst : ordered.writerFirst }
-                let (statebusOrder, rawOrder) = (pick(orders.statebus), pick(orders.raw))
-                let both = EchoBench.Outcome.median(of: statebusOrder).flatMap { s in EchoBench.Outcome.median(of: rawOrder).map { (s, $0) } }
-                report.rows.append(
-                    BenchReport.Row(
-                        "\(what) p50\(profile), \(order)", unit: "nanoseconds", statebus: both?.0.p50, raw: both?.1.p50,
-                        note: both == nil
-                            ? "not available: StateBus drew it in \(statebusOrder.count) rounds, raw in \(rawOrder.count)"
-                            : "the median of StateBus's \(statebusOrder.count) and raw's \(rawOrder.count) rounds with this order",
-                        key: "\(name).\(key).p50"))
-            }
+            report.rows += Self.orderRows(orders.statebus, orders.raw, measure: "\(what) p50\(profile)", key: name)
         }
         if !pinned {
             report.rows.append(
@@ -190,6 +180,27 @@ struct BenchRunner {
                         ? "\(ran > 1 ? "the median of \(ran) rounds of \(bench.writes.formatted()) writes" : "\(bench.writes.formatted()) writes"): p99.9 rests on few samples"
                         : roundsNote,
                     key: "\(name).p999"))
+        }
+    }
+
+    /// The echo at another view's row for each order of the host's copies (``EchoOrders``):
+    /// `<key>.first.p50` (the watching view's copy first) and `<key>.second.p50`, each side's
+    /// figure the median of its rounds of that order; "not available" for an order a side
+    /// did not draw.
+    static func orderRows(_ statebus: EchoOrders, _ raw: EchoOrders, measure: String, key: String) -> [BenchReport.Row] {
+        let orders: [(String, String, KeyPath<EchoOrders, [EchoBench.Outcome]>)] = [
+            ("the watching view's copy sent first", "first", \.watcherFirst), ("the writer's copy sent first", "second", \.writerFirst)
+        ]
+        return orders.map { order, suffix, rounds in
+            let (statebusRounds, rawRounds) = (statebus[keyPath: rounds], raw[keyPath: rounds])
+            let (statebusFigure, rawFigure) = (EchoBench.Outcome.median(of: statebusRounds), EchoBench.Outcome.median(of: rawRounds))
+            let drawn = statebusFigure != nil && rawFigure != nil
+            return BenchReport.Row(
+                "\(measure), \(order)", unit: "nanoseconds", statebus: drawn ? statebusFigure?.p50 : nil, raw: drawn ? rawFigure?.p50 : nil,
+                note: drawn
+                    ? "the median of StateBus's \(statebusRounds.count) and raw's \(rawRounds.count) rounds with this order"
+                    : "not available: StateBus drew it in \(statebusRounds.count) rounds, raw in \(rawRounds.count)",
+                key: "\(key).\(suffix).p50")
         }
     }
 
