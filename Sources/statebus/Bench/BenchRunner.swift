@@ -148,8 +148,10 @@ struct BenchRunner {
         func figure(_ rounds: [EchoBench.Outcome], _ ordered: EchoOrders) -> EchoBench.Outcome? {
             byOrder ? ordered.figure : EchoBench.Outcome.median(of: rounds)
         }
-        let statebus = statebusFailure == nil ? figure(statebusRounds, orders.statebus) : nil
-        let raw = rawFailure == nil ? figure(rawRounds, orders.raw) : nil
+        var statebus = statebusFailure == nil ? figure(statebusRounds, orders.statebus) : nil
+        var raw = rawFailure == nil ? figure(rawRounds, orders.raw) : nil
+        // By order, a figure stands only beside the other side's.
+        if byOrder, statebus == nil || raw == nil { (statebus, raw) = (nil, nil) }
         let count = (bench.writes * ran).formatted()
         let drawn = "\(orders.statebus.drawn(by: "StateBus")), raw in \(orders.raw.writerFirst.count) of \(rawRounds.count)"
         let roundsNote =
@@ -160,12 +162,10 @@ struct BenchRunner {
             statebusFailure == nil && rawFailure == nil && byOrder && (statebus == nil || raw == nil)
             ? "not available: in \(ran) rounds a side drew one order of the host's copies only (\(drawn))"
             : "not available: the run or its check failed (see the checks)"
+        let spread = rawFailure == nil ? Self.roundFigures(statebusRounds, rawRounds, byOrder: byOrder) : nil
         let p50 = BenchReport.Row(
             "\(what) p50\(profile) (\(count) writes; raw: \(baseline))", unit: "nanoseconds", statebus: statebus?.p50, raw: raw?.p50,
-            note: statebus == nil
-                ? missing
-                : [roundsNote, rawFailure == nil ? Self.roundFigures(statebusRounds, rawRounds) : nil].compactMap { $0 }.joined(separator: "; "),
-            key: "\(name).p50")
+            note: statebus == nil ? missing : [roundsNote, spread].compactMap { $0 }.joined(separator: "; "), key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
             BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
@@ -209,13 +209,27 @@ struct BenchRunner {
     /// 42; raw: 40, 43"): how far apart the rounds of one run are, which tells a missed or
     /// met bar from noise, and a figure with two modes from one with a spread. `nil` with
     /// fewer than two complete pairs of rounds.
-    static func roundFigures(_ statebus: [EchoBench.Outcome], _ raw: [EchoBench.Outcome]) -> String? {
-        let ratios = zip(statebus, raw).compactMap { pair in pair.1.p50 > 0 ? pair.0.p50 / pair.1.p50 : nil }.sorted()
-        guard ratios.count > 1 else { return nil }
+    ///
+    /// `byOrder` (the pinned echo at another view, ``EchoOrders``): a ratio pairs rounds of
+    /// the same order only, fastest with fastest, so that no ratio sets one order against
+    /// the other ("each round's ratio within its order: …").
+    static func roundFigures(_ statebus: [EchoBench.Outcome], _ raw: [EchoBench.Outcome], byOrder: Bool = false) -> String? {
+        func ratios(_ statebus: [EchoBench.Outcome], _ raw: [EchoBench.Outcome]) -> [Double] {
+            zip(statebus, raw).compactMap { pair in pair.1.p50 > 0 ? pair.0.p50 / pair.1.p50 : nil }
+        }
+        func fastestFirst(_ rounds: [EchoBench.Outcome]) -> [EchoBench.Outcome] { rounds.sorted { $0.p50 < $1.p50 } }
+        let (statebusOrders, rawOrders) = (EchoOrders(statebus), EchoOrders(raw))
+        let paired =
+            byOrder
+            ? ratios(fastestFirst(statebusOrders.watcherFirst), fastestFirst(rawOrders.watcherFirst))
+                + ratios(fastestFirst(statebusOrders.writerFirst), fastestFirst(rawOrders.writerFirst))
+            : ratios(statebus, raw)
+        guard paired.count > 1 else { return nil }
         func microseconds(_ rounds: [EchoBench.Outcome]) -> String {
             rounds.map(\.p50).sorted().map { String(format: "%.0f", $0 / 1000) }.joined(separator: ", ")
         }
-        return "each round's ratio: " + ratios.map { String(format: "%.2fx", $0) }.joined(separator: ", ")
+        return "each round's ratio\(byOrder ? " within its order" : ""): "
+            + paired.sorted().map { String(format: "%.2fx", $0) }.joined(separator: ", ")
             + "; rounds' p50 in µs, StateBus: \(microseconds(statebus)); raw: \(microseconds(raw))"
     }
 

@@ -47,8 +47,9 @@ enum RawWorkers {
     /// each own copy came to `ownCopies`.
     ///
     /// Readiness: a PUB drops messages until the subscription has reached it, so `other`
-    /// first sends probes until one comes back (retrying after 200 ms without an answer);
-    /// only then it measures. Probes carry sequence 0, which observers ignore.
+    /// first sends probes until one comes back (retrying after 200 ms without an answer)
+    /// and, given `reports`, until the observer has reported one too; only then it
+    /// measures. Probes carry sequence 0, which observers report but do not time.
     static func echo(
         control: String, updates: String, path: EchoBench.Path, writes: Int, warmup: Int, size: Int, out: String?, ownCopies: String?,
         reports: String?, cpu: Int32?
@@ -73,17 +74,20 @@ enum RawWorkers {
             let poller = Poller()
             poller.add(subscriber, events: .readable)
             var connected = false
-            for _ in 0..<300 where !connected {
+            var observed = observer == nil
+            for _ in 0..<300 where !(connected && observed) {
                 try send(0)
-                while try !poller.poll(timeout: .milliseconds(200)).isEmpty {
+                let deadline = ContinuousClock.now + .milliseconds(200)
+                while !connected, try !poller.poll(timeout: .milliseconds(200)).isEmpty {
                     try subscriber.receive(into: message)
-                    if Self.sequence(of: message) == 0 {
-                        connected = true
-                        break
-                    }
+                    if Self.sequence(of: message) == 0 { connected = true }
                 }
+                // The observer reports each probe it takes: its subscription has reached the PUB.
+                if connected, !observed, let observer { observed = try observer.nextReport(before: deadline) != nil }
             }
-            guard connected else { throw BenchError("no probe came back within 60 s") }
+            guard connected && observed else {
+                throw BenchError(connected ? "the observer took no probe within 60 s" : "no probe came back within 60 s")
+            }
         }
         WorkerLine.emit("ready", ["endpoint": control])
         let source = path == .own ? dealer : subscriber
@@ -98,7 +102,8 @@ enum RawWorkers {
             try send(sequence)
             repeat {
                 try source.receive(into: message)
-                if Self.sequence(of: message) != sequence { wrong += 1 }
+                // A probe's copy (sequence 0) may still come after the readiness check.
+                if Self.sequence(of: message) != sequence, Self.sequence(of: message) != 0 { wrong += 1 }
             } while Self.sequence(of: message) != sequence
             copiedAt[index - 1] = MonotonicClock.now()
             if index > warmup { histogram.record(copiedAt[index - 1] - started) }
@@ -135,6 +140,7 @@ enum RawWorkers {
             try subscriber.receive(into: message)
             let now = MonotonicClock.now()
             let sequence = Int(Self.sequence(of: message))
+            if sequence == 0 { try writer?.report(0) }  // a probe: this SUB is subscribed
             guard sequence > seen, sequence <= count else { continue }  // a probe, or a repeat
             for index in seen..<sequence { arrived[index] = now }
             seen = sequence
