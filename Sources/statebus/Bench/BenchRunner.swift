@@ -168,7 +168,9 @@ struct BenchRunner {
             note: statebus == nil ? missing : [roundsNote, spread].compactMap { $0 }.joined(separator: "; "), key: "\(name).p50")
         report.rows.append(p50)
         report.rows.append(
-            BenchReport.Row("\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, key: "\(name).p99"))
+            BenchReport.Row(
+                "\(what) p99\(profile)", unit: "nanoseconds", statebus: statebus?.p99, raw: raw?.p99, note: statebus == nil ? missing : nil,
+                key: "\(name).p99"))
         if byOrder, statebusFailure == nil, rawFailure == nil {
             report.rows += Self.orderRows(orders.statebus, orders.raw, measure: "\(what) p50\(profile)", key: name)
         }
