@@ -28,9 +28,9 @@ struct BenchCommand: AsyncParsableCommand {
             modes, one for each order in which the host's copies reach the two views (a draw \
             each round's host makes, for raw as for StateBus): rounds are added, up to three \
             times as many, until each side drew both, each order has its row, and the figure \
-            judged is the mean of the two orders' medians. The throughput rows the bench judges at 1 and 3 views (Int, string and \
-            struct at 1, Int at 3) run 3 such rounds in the full run, and each side's figure is \
-            its median round. The full run joins 5 \
+            judged is the mean of the two orders' medians. The throughput rows the bench \
+            judges at 1 and 3 views (Int, string and struct at 1, Int at 3) run 3 such rounds \
+            in the full run, and each side's figure is its median round. The full run joins 5 \
             times at each size, each time a new host and view, and takes the median; with \
             --peer qtro, QtRO's joins run in 5 rounds too, taking turns with StateBus's, and \
             its figure is their median. \

@@ -158,8 +158,9 @@ struct BenchRunner {
             byOrder
             ? "each side's figure the mean of its medians of the rounds in which the host's copy to the watching view went first and of those in which the writer's did (rows below); \(drawn)"
             : ran > 1 ? "the median of \(ran) rounds' figures, StateBus and raw taking turns" : nil
+        // With both sides' rounds complete, only the orders can leave a figure out.
         let missing =
-            statebusFailure == nil && rawFailure == nil && byOrder && (statebus == nil || raw == nil)
+            statebusFailure == nil && rawFailure == nil
             ? "not available: in \(ran) rounds a side drew one order of the host's copies only (\(drawn))"
             : "not available: the run or its check failed (see the checks)"
         let spread = rawFailure == nil ? Self.roundFigures(statebusRounds, rawRounds, byOrder: byOrder) : nil
@@ -220,12 +221,13 @@ struct BenchRunner {
             zip(statebus, raw).compactMap { pair in pair.1.p50 > 0 ? pair.0.p50 / pair.1.p50 : nil }
         }
         func fastestFirst(_ rounds: [EchoBench.Outcome]) -> [EchoBench.Outcome] { rounds.sorted { $0.p50 < $1.p50 } }
-        let (statebusOrders, rawOrders) = (EchoOrders(statebus), EchoOrders(raw))
-        let paired =
-            byOrder
-            ? ratios(fastestFirst(statebusOrders.watcherFirst), fastestFirst(rawOrders.watcherFirst))
+        var paired = ratios(statebus, raw)
+        if byOrder {
+            let (statebusOrders, rawOrders) = (EchoOrders(statebus), EchoOrders(raw))
+            paired =
+                ratios(fastestFirst(statebusOrders.watcherFirst), fastestFirst(rawOrders.watcherFirst))
                 + ratios(fastestFirst(statebusOrders.writerFirst), fastestFirst(rawOrders.writerFirst))
-            : ratios(statebus, raw)
+        }
         guard paired.count > 1 else { return nil }
         func microseconds(_ rounds: [EchoBench.Outcome]) -> String {
             rounds.map(\.p50).sorted().map { String(format: "%.0f", $0 / 1000) }.joined(separator: ", ")
